@@ -1,0 +1,42 @@
+# rewardsmith: `make demo` runs the main job on the embedded default, `make test` runs every test.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# torch is pinned and installed first: this exact version is a CPU wheel available locally,
+# while an unpinned torch would pull several GB of CUDA packages.
+TORCH_SPEC ?= torch==2.13.0
+STAMP := $(VENV)/.installed
+
+.PHONY: install demo test test-fast lint format bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/rewardsmith demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow"
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist *.egg-info

@@ -1,0 +1,64 @@
+"""rewardsmith: reward functions for LLM reinforcement learning, as tested, first-class objects.
+
+Every reward is a picklable callable with TRL's reward-function signature, so
+the same object scores completions inside ``trl.GRPOTrainer``, in evaluation
+jobs, and by name from a YAML config.
+
+>>> from rewardsmith import reward
+>>> @reward
+... def brevity(completion: str, max_chars: int = 200) -> float:
+...     return 1.0 if len(completion) <= max_chars else max_chars / len(completion)
+>>> brevity(prompts=["Say hi"], completions=["hi"])
+[1.0]
+"""
+
+from rewardsmith.core import (
+    AsyncReward,
+    Batch,
+    MissingColumnError,
+    Reward,
+    RewardConfigError,
+    RewardExecutionError,
+    RewardResult,
+    RewardReturnError,
+    RewardsmithError,
+    UnknownRewardError,
+    describe_reward,
+    get_reward,
+    get_rewards,
+    list_rewards,
+    register_reward,
+    reward,
+    to_reward,
+    unregister_reward,
+)
+from rewardsmith.integrations.reward_kit import EvaluateResult, MetricResult, reward_function
+from rewardsmith.integrations.trl import to_trl
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AsyncReward",
+    "Batch",
+    "EvaluateResult",
+    "MetricResult",
+    "MissingColumnError",
+    "Reward",
+    "RewardConfigError",
+    "RewardExecutionError",
+    "RewardResult",
+    "RewardReturnError",
+    "RewardsmithError",
+    "UnknownRewardError",
+    "__version__",
+    "describe_reward",
+    "get_reward",
+    "get_rewards",
+    "list_rewards",
+    "register_reward",
+    "reward",
+    "reward_function",
+    "to_reward",
+    "to_trl",
+    "unregister_reward",
+]

@@ -1,0 +1,55 @@
+"""The reward core: the Reward contract, authoring forms, input normalisation, the engine, the registry."""
+
+from rewardsmith.core.errors import (
+    MissingColumnError,
+    RewardConfigError,
+    RewardExecutionError,
+    RewardReturnError,
+    RewardsmithError,
+    UnknownRewardError,
+)
+from rewardsmith.core.inputs import Batch
+from rewardsmith.core.registry import (
+    RewardInfo,
+    describe_reward,
+    get_reward,
+    get_rewards,
+    list_rewards,
+    register_reward,
+    unregister_reward,
+)
+from rewardsmith.core.result import RewardResult
+from rewardsmith.core.reward import (
+    AsyncFunctionReward,
+    AsyncReward,
+    BatchFunctionReward,
+    FunctionReward,
+    Reward,
+    reward,
+    to_reward,
+)
+
+__all__ = [
+    "AsyncFunctionReward",
+    "AsyncReward",
+    "Batch",
+    "BatchFunctionReward",
+    "FunctionReward",
+    "MissingColumnError",
+    "Reward",
+    "RewardConfigError",
+    "RewardExecutionError",
+    "RewardInfo",
+    "RewardResult",
+    "RewardReturnError",
+    "RewardsmithError",
+    "UnknownRewardError",
+    "describe_reward",
+    "get_reward",
+    "get_rewards",
+    "list_rewards",
+    "register_reward",
+    "reward",
+    "to_reward",
+    "unregister_reward",
+]

@@ -1,0 +1,82 @@
+"""Entry point of a reward worker process (``python -m rewardsmith.core._worker RFD WFD``).
+
+The parent sends one ``init`` message (its ``sys.path``, the modules it loaded
+from files, and the pickled reward), then tasks; the worker answers each task
+with its result. A watchdog thread ends the worker when its parent dies, so a
+killed training run leaves no processes behind.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from multiprocessing.connection import Connection
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent_pid:
+            os._exit(0)
+
+
+def _load_file_modules(file_modules: dict[str, str]) -> None:
+    for module_name, path in file_modules.items():
+        if module_name in sys.modules:
+            continue
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+
+
+def main(read_fd: int, write_fd: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    inbox = Connection(read_fd, writable=False)
+    outbox = Connection(write_fd, readable=False)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    try:
+        _, sys_path, file_modules, payload = inbox.recv()
+        sys.path[:] = sys_path
+        _load_file_modules(file_modules)
+        import cloudpickle
+
+        from rewardsmith.core.sample import score_sample
+
+        target = cloudpickle.loads(payload)
+        fn = target._sample_callable()
+        to_result = target._to_result
+    except BaseException:
+        outbox.send(("init_error", traceback.format_exc()))
+        return
+    outbox.send(("ready",))
+    while True:
+        try:
+            message = inbox.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        task_id, kwargs = message
+        kind, payload = score_sample(fn, to_result, kwargs, in_worker=True)
+        try:
+            outbox.send((task_id, kind, payload))
+        except Exception as exc:
+            outbox.send((task_id, "error", _unsendable(exc)))
+
+
+def _unsendable(exc: Exception):
+    from rewardsmith.core.result import Failure
+
+    return Failure("error", f"the result could not be sent back from the worker: {exc}", type(exc).__name__)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))

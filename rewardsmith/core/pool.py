@@ -1,0 +1,296 @@
+"""A pool of worker processes that scores samples with hard per-sample timeouts.
+
+Why not ``concurrent.futures.ProcessPoolExecutor``: it cannot stop one task
+that runs too long, and one crashed worker breaks the whole executor. Here
+each worker is a plain ``python -m rewardsmith.core._worker`` subprocess with
+its own pipes, and one dispatcher loop on the calling thread:
+
+* a task that passes its deadline gets its worker killed (``SIGKILL``) and
+  replaced; the sample becomes a ``timeout`` failure;
+* a worker that dies (segfault, ``os._exit``, the OOM killer) is replaced; its
+  sample becomes a ``crash`` failure;
+* results come back in input order; workers are reused between calls;
+* workers are plain subprocesses, not forks: no fork-after-threads hazards
+  with PyTorch or TRL's event-loop thread, no re-running of the user's script,
+  and rewards defined in ``__main__`` or a notebook travel by value
+  (cloudpickle).
+
+Pools are closed at interpreter exit; a worker whose parent dies (even by
+``SIGKILL``) notices within half a second and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections import deque
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
+from rewardsmith.core.result import Failure
+
+__all__ = ["WorkerPool", "close_all_pools"]
+
+logger = logging.getLogger("rewardsmith")
+
+_STARTUP_TIMEOUT = float(os.environ.get("REWARDSMITH_WORKER_STARTUP_TIMEOUT", "300"))
+_MAX_STARTUP_DEATHS = 3
+_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def _signal_name(code: int | None) -> str:
+    if code is None:
+        return "unknown status"
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+class _Worker:
+    """One worker subprocess and the two pipe ends the parent holds."""
+
+    def __init__(self, init_message: tuple[Any, ...]) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "rewardsmith.core._worker", str(to_child_r), str(from_child_w)],
+                pass_fds=(to_child_r, from_child_w),
+                stdin=subprocess.DEVNULL,
+                env=env,
+                close_fds=True,
+            )
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        self.inbox = Connection(from_child_r, writable=False)
+        self.outbox = Connection(to_child_w, readable=False)
+        self.ready = False
+        self.started = time.monotonic()
+        self.outbox.send(init_message)
+
+    def send(self, message: Any) -> None:
+        self.outbox.send(message)
+
+    def kill(self) -> int | None:
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._close_pipes()
+        return code
+
+    def request_stop(self) -> None:
+        """Ask the worker to exit once it is idle."""
+        with contextlib.suppress(OSError, ValueError):
+            self.outbox.send(None)
+
+    def exit_code(self) -> int | None:
+        try:
+            return self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _close_pipes(self) -> None:
+        for conn in (self.inbox, self.outbox):
+            with contextlib.suppress(OSError):
+                conn.close()
+
+
+class WorkerPool:
+    """``size`` worker processes that score samples for one reward.
+
+    ``payload`` is the reward pickled with cloudpickle; ``file_modules`` maps
+    module names to the files they were loaded from, so that workers can load
+    them again before unpickling.
+    """
+
+    def __init__(self, payload: bytes, size: int, reward_name: str, file_modules: dict[str, str]) -> None:
+        self.size = max(1, int(size))
+        self.reward_name = reward_name
+        self._init_message = ("init", list(sys.path), dict(file_modules), payload)
+        self._workers: list[_Worker] = []
+        self._task_ids = itertools.count()
+        self._lock = threading.Lock()
+        self._startup_deaths = 0
+        self.closed = False
+        _POOLS.add(self)
+        # Stops the workers when the pool is garbage-collected or the interpreter exits.
+        weakref.finalize(self, _stop_workers, self._workers)
+
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of the current workers."""
+        return [w.proc.pid for w in self._workers]
+
+    def _start(self) -> _Worker:
+        return _Worker(self._init_message)
+
+    def _ensure_workers(self) -> None:
+        if self.closed:
+            raise RewardExecutionError(f"the worker pool of reward {self.reward_name!r} was closed")
+        while len(self._workers) < self.size:
+            self._workers.append(self._start())
+
+    def _replace(self, worker: _Worker) -> int | None:
+        code = worker.kill()
+        if not self.closed and worker in self._workers:
+            self._workers[self._workers.index(worker)] = self._start()
+        return code
+
+    def map(self, rows: list[dict[str, Any]], timeout: float | None) -> list[Any]:
+        """Score every row; each result is a ``RewardResult`` or a :class:`Failure`, in input order."""
+        with self._lock:
+            return self._map(rows, timeout)
+
+    def _map(self, rows: list[dict[str, Any]], timeout: float | None) -> list[Any]:
+        self._ensure_workers()
+        results: list[Any] = [None] * len(rows)
+        pending = deque(range(len(rows)))
+        busy: dict[_Worker, tuple[int, int, float | None]] = {}
+        try:
+            while pending or busy:
+                self._dispatch(rows, pending, busy, results, timeout)
+                self._collect(busy, results, timeout)
+        except BaseException:
+            # Ctrl-C or an error mid-batch: the busy workers hold tasks of this
+            # call; replace them so that no stale result reaches the next call.
+            for worker in list(busy):
+                self._replace(worker)
+            raise
+        return results
+
+    def _dispatch(self, rows, pending, busy, results, timeout) -> None:
+        for worker in list(self._workers):
+            if not pending:
+                return
+            if not worker.ready or worker in busy:
+                continue
+            index = pending.popleft()
+            task_id = next(self._task_ids)
+            try:
+                worker.send((task_id, rows[index]))
+            except (BrokenPipeError, ConnectionError, EOFError):
+                pending.appendleft(index)
+                self._replace(worker)
+                continue
+            except Exception as exc:
+                results[index] = Failure(
+                    "error", f"the inputs of this sample could not be sent to a worker: {exc}", type(exc).__name__
+                )
+                continue
+            deadline = time.monotonic() + timeout if timeout is not None else None
+            busy[worker] = (index, task_id, deadline)
+
+    def _collect(self, busy, results, timeout) -> None:
+        now = time.monotonic()
+        deadlines = [d for (_, _, d) in busy.values() if d is not None]
+        deadlines += [w.started + _STARTUP_TIMEOUT for w in self._workers if not w.ready]
+        wait_for = max(0.0, min(deadlines) - now) if deadlines else None
+        by_conn = {w.inbox: w for w in self._workers if w in busy or not w.ready}
+        for conn in wait(list(by_conn), timeout=wait_for):
+            worker = by_conn[conn]
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                self._worker_died(worker, busy, results)
+                continue
+            if message[0] == "ready":
+                worker.ready = True
+                self._startup_deaths = 0
+            elif message[0] == "init_error":
+                self.close()
+                raise RewardExecutionError(
+                    f"the worker processes of reward {self.reward_name!r} could not load it "
+                    f"(the reward must be importable or picklable):\n{message[1]}"
+                )
+            else:
+                self._task_done(worker, message, busy, results)
+        self._expire(busy, results, timeout)
+
+    def _task_done(self, worker, message, busy, results) -> None:
+        task_id, kind, payload = message
+        entry = busy.get(worker)
+        if entry is None or entry[1] != task_id:
+            return  # a stale answer for a task that was already given up on
+        index = busy.pop(worker)[0]
+        if kind == "fatal":
+            raise RewardReturnError(payload)
+        results[index] = payload
+
+    def _worker_died(self, worker, busy, results) -> None:
+        code = worker.exit_code()
+        entry = busy.pop(worker, None)
+        if entry is not None:
+            results[entry[0]] = Failure(
+                "crash",
+                f"the worker process died ({_signal_name(code)}) while scoring this sample",
+                "WorkerCrash",
+            )
+        elif not worker.ready:
+            self._startup_deaths += 1
+            if self._startup_deaths >= _MAX_STARTUP_DEATHS:
+                self.close()
+                raise RewardExecutionError(
+                    f"the worker processes of reward {self.reward_name!r} keep dying while starting "
+                    f"({_signal_name(code)}); see the output above for the cause"
+                )
+        logger.debug("reward %r: worker %s died (%s); starting another", self.reward_name, worker.proc.pid, code)
+        self._replace(worker)
+
+    def _expire(self, busy, results, timeout) -> None:
+        now = time.monotonic()
+        for worker, (index, _, deadline) in list(busy.items()):
+            if deadline is not None and now >= deadline:
+                busy.pop(worker)
+                results[index] = Failure("timeout", f"timed out after {timeout:g}s", "Timeout")
+                self._replace(worker)
+        for worker in list(self._workers):
+            if not worker.ready and now - worker.started > _STARTUP_TIMEOUT:
+                self.close()
+                raise RewardExecutionError(
+                    f"the worker processes of reward {self.reward_name!r} did not start within "
+                    f"{_STARTUP_TIMEOUT:g}s (set REWARDSMITH_WORKER_STARTUP_TIMEOUT to wait longer)"
+                )
+
+    def close(self) -> None:
+        """Stop every worker. The pool cannot be used afterwards."""
+        self.closed = True
+        _stop_workers(self._workers)
+
+
+def _stop_workers(workers: list[_Worker]) -> None:
+    """Ask every worker to exit, give them a second together, then kill what is left."""
+    for worker in workers:
+        worker.request_stop()
+    deadline = time.monotonic() + 1.0
+    for worker in workers:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            worker.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        worker.kill()
+    workers.clear()
+
+
+def close_all_pools() -> None:
+    """Stop the workers of every pool still open."""
+    for pool in list(_POOLS):
+        pool.close()

@@ -1,0 +1,48 @@
+"""Scoring one sample: the call, the normalisation, and turning exceptions into failures.
+
+Shared by the in-process path and the worker processes, so both behave alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from rewardsmith.core.errors import RewardReturnError
+from rewardsmith.core.result import Failure, RewardResult
+
+__all__ = ["SampleScorer", "failure_from_exception", "score_sample"]
+
+
+class SampleScorer(Protocol):
+    """What a reward offers the engine for one sample."""
+
+    name: str
+
+    def _sample_callable(self) -> Any: ...
+
+    def _to_result(self, raw: Any) -> RewardResult: ...
+
+
+def failure_from_exception(exc: BaseException, *, with_traceback: bool) -> Failure:
+    """A :class:`Failure` describing ``exc`` (its traceback formatted now, if asked)."""
+    failure = Failure("error", f"{type(exc).__name__}: {exc}", type(exc).__name__, exc=exc)
+    if with_traceback:  # a worker sends text: exceptions and their frames do not travel
+        failure.format_traceback()
+        failure.exc = None
+    return failure
+
+
+def score_sample(fn: Any, to_result: Any, kwargs: dict[str, Any], *, in_worker: bool) -> tuple[str, Any]:
+    """Score one sample: ``("ok", RewardResult)``, ``("error", Failure)`` or ``("fatal", message)``.
+
+    ``fatal`` is a bad return value (a bug in the reward, raised whatever the
+    error policy). ``KeyboardInterrupt`` always propagates so Ctrl-C stops.
+    """
+    try:
+        return "ok", to_result(fn(**kwargs))
+    except RewardReturnError as exc:
+        return "fatal", str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        return "error", failure_from_exception(exc, with_traceback=in_worker)

@@ -1,0 +1,151 @@
+"""reward-kit compatibility: ``@reward_function``, ``EvaluateResult`` and ``MetricResult``.
+
+Rewards written for Fireworks' reward-kit take the conversation and a ground
+truth and return an ``EvaluateResult``::
+
+    @reward_function
+    def exact(messages, ground_truth=None, **kwargs) -> EvaluateResult:
+        ...
+
+Decorated with rewardsmith's ``@reward_function`` such a function is a
+:class:`~rewardsmith.Reward`: it goes into TRL and the registry unchanged.
+``messages`` is the prompt plus the completion as chat messages;
+``ground_truth`` comes from a dataset column (``ground_truth`` by default,
+``ground_truth_column=`` to change it); other parameters are filled from
+columns by name, like ``@reward``'s. Called the reward-kit way, with
+``messages=`` and no completions, it still returns the ``EvaluateResult``, so
+existing tests keep passing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.result import RewardResult, to_result, to_score
+from rewardsmith.core.reward import FunctionReward
+
+__all__ = ["EvaluateResult", "MetricResult", "RewardKitReward", "reward_function"]
+
+
+class _DictLike:
+    """reward-kit results can be read like dicts (``result["score"]``)."""
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.__dataclass_fields__:  # type: ignore[attr-defined]
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.__dataclass_fields__  # type: ignore[attr-defined]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default)
+
+    def keys(self) -> Any:
+        return self.__dataclass_fields__.keys()  # type: ignore[attr-defined]
+
+
+@dataclass
+class MetricResult(_DictLike):
+    """One named sub-score of an :class:`EvaluateResult` (reward-kit's shape).
+
+    >>> MetricResult(score=1.0, reason="exact match", success=True)["score"]
+    1.0
+    """
+
+    score: float
+    reason: str = ""
+    is_score_valid: bool = True
+    success: bool | None = None
+
+
+@dataclass
+class EvaluateResult(_DictLike):
+    """The result of a reward-kit style reward: overall score, reason and named metrics.
+
+    >>> r = EvaluateResult(score=0.5, reason="half right", metrics={"format": MetricResult(1.0, "ok")})
+    >>> r.metrics["format"].score, r["reason"]
+    (1.0, 'half right')
+    """
+
+    score: float | None
+    reason: str | None = None
+    metrics: dict[str, MetricResult] = field(default_factory=dict)
+    is_score_valid: bool = True
+    error: str | None = None
+
+
+def _metric_dict(metric: Any) -> dict[str, Any]:
+    if isinstance(metric, dict):
+        return dict(metric)
+    out = {"score": getattr(metric, "score", None), "reason": getattr(metric, "reason", "")}
+    if getattr(metric, "success", None) is not None:
+        out["success"] = metric.success
+    if getattr(metric, "is_score_valid", True) is False:
+        out["is_score_valid"] = False
+    return out
+
+
+def _evaluate_to_result(raw: Any, reward_name: str) -> RewardResult:
+    """Convert an ``EvaluateResult`` (ours, reward-kit's, or a dict of that shape) to a ``RewardResult``."""
+    if isinstance(raw, dict) and "score" in raw:
+        raw = EvaluateResult(
+            **{k: raw[k] for k in ("score", "reason", "metrics", "is_score_valid", "error") if k in raw}
+        )
+    if not hasattr(raw, "score") or isinstance(raw, RewardResult) or not hasattr(raw, "metrics"):
+        return to_result(raw, reward_name)
+    valid = getattr(raw, "is_score_valid", True) is not False and not getattr(raw, "error", None)
+    score = to_score(raw.score, reward_name) if valid else None
+    metrics = {name: _metric_dict(m) for name, m in (getattr(raw, "metrics", None) or {}).items()}
+    return RewardResult(score, getattr(raw, "reason", None) or "", metrics, getattr(raw, "error", None))
+
+
+@dataclass(eq=False, repr=False)
+class RewardKitReward(FunctionReward):
+    """A reward-kit style function ``(messages, ground_truth, **kwargs) -> EvaluateResult`` as a reward."""
+
+    column_settings: ClassVar[dict[str, str]] = {"ground_truth": "ground_truth_column"}
+
+    ground_truth_column: str = "ground_truth"
+
+    def _engine_fields(self) -> set[str]:
+        return super()._engine_fields() | {"ground_truth_column"}
+
+    def _to_result(self, raw: Any) -> RewardResult:
+        return _evaluate_to_result(raw, self.name)
+
+    def _to_score(self, raw: Any) -> float | None:
+        return _evaluate_to_result(raw, self.name).score
+
+    def __call__(self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any) -> Any:
+        if completions is None and prompts is None and "messages" in kwargs:
+            # Called the reward-kit way: messages=..., ground_truth=... -> EvaluateResult.
+            return self.fn(**{**self.bound, **kwargs})
+        return super().__call__(prompts, completions, completion_ids, **kwargs)
+
+
+def reward_function(
+    fn: Callable[..., Any] | None = None, *, ground_truth_column: str = "ground_truth", **engine: Any
+) -> Any:
+    """Make a reward from a reward-kit style function.
+
+    >>> @reward_function(ground_truth_column="answer")
+    ... def exact_answer(messages, ground_truth=None, **kwargs):
+    ...     said = messages[-1]["content"].strip()
+    ...     return EvaluateResult(score=float(said == ground_truth), reason=f"said {said!r}")
+    >>> exact_answer(prompts=["2+2?", "2+2?"], completions=["4", "5"], answer=["4", "4"])
+    [1.0, 0.0]
+    >>> exact_answer(messages=[{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],
+    ...              ground_truth="4").score
+    1.0
+    """
+
+    def wrap(f: Callable[..., Any]) -> RewardKitReward:
+        if not callable(f):
+            raise RewardConfigError(f"@reward_function decorates a function, got {f!r}")
+        return RewardKitReward(f, ground_truth_column=ground_truth_column, **engine)
+
+    return wrap(fn) if fn is not None else wrap
