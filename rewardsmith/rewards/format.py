@@ -1,0 +1,147 @@
+"""Format rewards: reasoning then answer, in tags.
+
+``think_format`` checks the whole shape and scores 1 or 0; ``tag_count``
+gives partial credit per tag. Both read the tags structurally (every tag
+occurrence is found and the sequence checked), which closes the holes of
+regex-only checks: repeated or nested blocks, junk after the closing tag
+(``$`` under ``re.MULTILINE``), empty reasoning, and the opening ``<think>``
+that a chat template already put in the prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rewardsmith.core.registry import register_reward
+from rewardsmith.core.result import RewardResult
+from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import find_tags
+
+__all__ = ["TagCount", "ThinkFormat"]
+
+
+def _expected(think_tag: str, answer_tag: str, prefilled_think: bool) -> list[tuple[str, bool]]:
+    shape = [(think_tag, False), (think_tag, True), (answer_tag, False), (answer_tag, True)]
+    return shape[1:] if prefilled_think else shape
+
+
+def _describe(tag: tuple[str, bool]) -> str:
+    name, closing = tag
+    return f"</{name}>" if closing else f"<{name}>"
+
+
+@register_reward("think_format", aliases=("format",))
+@dataclass
+class ThinkFormat(Reward):
+    """Reasoning then answer: ``<think>...</think>`` then ``<answer>...</answer>``, exactly once each (1 or 0).
+
+    Scores 0 for repeated or nested blocks, unclosed or unbalanced tags, an
+    empty reasoning or answer, and an answer before the reasoning. ``strict``
+    (default) allows only white space outside the blocks; lenient mode allows
+    text before the reasoning, between the blocks and after the answer. With
+    ``prefilled_think`` the chat template already opened ``<think>`` in the
+    prompt, so the completion starts inside the reasoning and must not open
+    it again. Tags are matched case-insensitively.
+
+    Columns: none. Range: {0, 1}.
+
+    >>> fmt = ThinkFormat()
+    >>> fmt(completions=[
+    ...     "<think>2 and 2 make 4</think>\\n<answer>4</answer>",
+    ...     "<think>x</think><answer>4</answer><answer>5</answer>",   # two answers
+    ...     "<think>x</think><answer>4</answer> thanks!",             # text after the answer
+    ...     "<think></think><answer>4</answer>",                      # empty reasoning
+    ... ])
+    [1.0, 0.0, 0.0, 0.0]
+    >>> ThinkFormat(strict=False)(completions=["Sure. <think>x</think><answer>4</answer> thanks!"])
+    [1.0]
+    >>> ThinkFormat(prefilled_think=True).check("2 and 2 make 4</think><answer>4</answer>").score
+    1.0
+    >>> ThinkFormat(think_tag="reasoning", answer_tag="solution").check(
+    ...     "<reasoning>r</reasoning><solution>s</solution>").score
+    1.0
+    """
+
+    default_name = "think_format"
+
+    strict: bool = True
+    prefilled_think: bool = False
+    think_tag: str = "think"
+    answer_tag: str = "answer"
+
+    def score(self, completion: str) -> RewardResult:
+        tags = find_tags(completion, (self.think_tag, self.answer_tag))
+        expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
+        seen = [(t.name, t.closing) for t in tags]
+        if seen != expected:
+            return RewardResult(0.0, _mismatch(seen, expected))
+        if self.prefilled_think:
+            think_close, answer_open, answer_close = tags
+            before, reasoning = "", completion[: think_close.start]
+        else:
+            think_open, think_close, answer_open, answer_close = tags
+            before, reasoning = completion[: think_open.start], completion[think_open.end : think_close.start]
+        between = completion[think_close.end : answer_open.start]
+        answer = completion[answer_open.end : answer_close.start]
+        after = completion[answer_close.end :]
+        if not reasoning.strip():
+            return RewardResult(0.0, "the reasoning is empty")
+        if not answer.strip():
+            return RewardResult(0.0, "the answer is empty")
+        if self.strict:
+            for label, text in (
+                ("before the reasoning", before),
+                ("between the blocks", between),
+                ("after the answer", after),
+            ):
+                if text.strip():
+                    return RewardResult(0.0, f"text {label} (strict): {text.strip()[:40]!r}")
+        return RewardResult(1.0, "reasoning then answer, each exactly once")
+
+
+def _mismatch(seen: list[tuple[str, bool]], expected: list[tuple[str, bool]]) -> str:
+    if not seen:
+        return "no tags"
+    for tag in expected:
+        count = seen.count(tag)
+        if count == 0:
+            return f"missing {_describe(tag)}"
+        if count > 1:
+            return f"{_describe(tag)} appears {count} times"
+    extra = [t for t in seen if t not in expected]
+    if extra:
+        return f"unexpected {_describe(extra[0])}"
+    return "tags out of order: " + " ".join(_describe(t) for t in seen)
+
+
+@register_reward("tag_count")
+@dataclass
+class TagCount(Reward):
+    """Partial credit for the format: an equal share for each expected tag that appears exactly once.
+
+    Useful early in training, when ``think_format`` is still always 0. With
+    ``prefilled_think`` the opening ``<think>`` is not expected.
+
+    Columns: none. Range: [0, 1].
+
+    >>> TagCount()(completions=[
+    ...     "<think>a</think><answer>b</answer>",
+    ...     "<think>a</think>",
+    ...     "<answer>1</answer><answer>2</answer>",
+    ... ])
+    [1.0, 0.5, 0.0]
+    """
+
+    default_name = "tag_count"
+
+    prefilled_think: bool = False
+    think_tag: str = "think"
+    answer_tag: str = "answer"
+
+    def score(self, completion: str) -> RewardResult:
+        expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
+        seen = [(t.name, t.closing) for t in find_tags(completion, (self.think_tag, self.answer_tag))]
+        once = [tag for tag in expected if seen.count(tag) == 1]
+        missing = [_describe(tag) for tag in expected if tag not in once]
+        reason = "every tag exactly once" if not missing else "not exactly once: " + ", ".join(missing)
+        return RewardResult(len(once) / len(expected), reason)

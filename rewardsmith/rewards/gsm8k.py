@@ -1,0 +1,170 @@
+"""``gsm8k_accuracy``: the numeric final answer, compared exactly.
+
+Where the answer is taken from, in order:
+
+1. structural markers: ``#### N``, ``\\boxed{N}``, ``<answer>N</answer>``.
+   Every occurrence counts; if they state different numbers the completion
+   hedged and scores 0. A marked answer that holds no single number scores 0
+   (no falling back to numbers elsewhere in the text);
+2. the last phrase marker: "The answer is N", "Answer: N", "A: N" (the first
+   number after it);
+3. with ``fallback_last_number`` (default on), the last number in the text.
+
+Numbers are compared exactly as fractions: ``1,000``, ``$1000``,
+``1000.00`` and ``1000 dollars`` are all 1000, ``1/2`` equals ``0.5``, and
+120006 is not 120000. A non-integer reference also accepts the prediction
+rounded to the reference's decimals (``3.333`` for ``3.33``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar
+
+from rewardsmith.core.registry import register_reward
+from rewardsmith.core.result import RewardResult
+from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import boxed_contents, format_number, iter_numbers, parse_number, tag_blocks
+
+__all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
+
+_HASHES = re.compile(r"####\s*([^\n]*)")
+_PHRASES = re.compile(
+    r"(?:answer\s+is\s*:?|answer\s*:|(?:^|\n)\s*A\s*:)",
+    re.IGNORECASE,
+)
+
+
+def parse_reference_number(gold: object) -> Fraction | None:
+    """The number in a reference answer: a bare number, or a worked solution ending in ``#### N``.
+
+    >>> parse_reference_number("She makes 9 * 2 = $18.\\n#### 18")
+    Fraction(18, 1)
+    >>> parse_reference_number(" 1,000 ")
+    Fraction(1000, 1)
+    >>> parse_reference_number("no number") is None
+    True
+    """
+    if gold is None:
+        return None
+    if isinstance(gold, (int, Fraction)) and not isinstance(gold, bool):
+        return Fraction(gold)
+    if isinstance(gold, float):
+        return Fraction(repr(gold)) if gold == gold and abs(gold) != float("inf") else None
+    text = str(gold)
+    hashes = _HASHES.findall(text)
+    if hashes:
+        return parse_number(hashes[-1])
+    return parse_number(text)
+
+
+def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -> tuple[Fraction | None, str]:
+    """The final numeric answer of a completion and where it was found.
+
+    >>> extract_numeric_answer("<think>9*2</think><answer>$18</answer>")
+    (Fraction(18, 1), '<answer>')
+    >>> extract_numeric_answer(r"\\boxed{18} or maybe \\boxed{19}")
+    (None, 'hedged: 18, 19')
+    >>> extract_numeric_answer("so she makes 18 dollars a day")
+    (Fraction(18, 1), 'last number')
+    """
+    marked: list[tuple[str, str]] = [("####", m) for m in _HASHES.findall(completion)]
+    marked += [("\\boxed", b) for b in boxed_contents(completion)]
+    blocks = tag_blocks(completion, "answer")
+    if blocks is None:
+        return None, "unbalanced <answer> tags"
+    marked += [("<answer>", b) for b in blocks]
+    if marked:
+        values = []
+        for marker, content in marked:
+            value = parse_number(content)
+            if value is None:
+                return None, f"no single number in the {marker} answer"
+            values.append(value)
+        distinct = sorted(set(values))
+        if len(distinct) > 1:
+            return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
+        return distinct[0], marked[0][0]
+    phrases = list(_PHRASES.finditer(completion))
+    if phrases:
+        tail = completion[phrases[-1].end() :].split("\n", 1)[0]
+        for value, _, _ in iter_numbers(tail):
+            return value, "answer phrase"
+    if fallback_last_number:
+        last = None
+        for value, _, _ in iter_numbers(completion.replace("{,}", ",")):
+            last = value
+        if last is not None:
+            return last, "last number"
+    return None, "no answer found"
+
+
+def _decimals(value: Fraction) -> int | None:
+    """Digits after the point of a finite decimal (``None`` if it has none that are finite)."""
+    den = value.denominator
+    for places in range(0, 19):
+        if (10**places) % den == 0:
+            return places
+    return None
+
+
+def numbers_match(predicted: Fraction, gold: Fraction) -> bool:
+    """Exact equality; a non-integer gold also accepts the prediction rounded to its decimals.
+
+    >>> numbers_match(Fraction(120006), Fraction(120000))
+    False
+    >>> numbers_match(Fraction("3.333"), Fraction("3.33")), numbers_match(Fraction("3.3"), Fraction("3.33"))
+    (True, False)
+    """
+    if predicted == gold:
+        return True
+    if gold.denominator == 1:
+        return False
+    places = _decimals(gold)
+    if places is None or places == 0:
+        return False
+    pred_places = _decimals(predicted)
+    if pred_places is not None and pred_places <= places:
+        return False
+    return round(predicted, places) == gold
+
+
+@register_reward("gsm8k_accuracy")
+@dataclass
+class GSM8KAccuracy(Reward):
+    """Numeric final answer equals the reference exactly (GSM8K and other number-answer tasks).
+
+    The reference comes from ``answer_column`` (``answer`` by default): a bare
+    number or a full solution ending in ``#### N``. Returns ``None`` when the
+    reference has no number (the row is not scorable), 1.0 for a match, else 0.0.
+
+    Columns: ``answer`` (configurable). Range: {0, 1} or None.
+
+    >>> acc = GSM8KAccuracy()
+    >>> acc(completions=["... so she makes $18 every day.", "#### 18.00", "#### 180", r"\\boxed{18} \\boxed{17}"],
+    ...     answer=["18", "18", "18", "18"])
+    [1.0, 1.0, 0.0, 0.0]
+    >>> acc.check("<answer>1,000</answer>", answer="Total: 10 * 100 = 1000\\n#### 1000").reason
+    'predicted 1000 (<answer>), reference 1000'
+    """
+
+    default_name = "gsm8k_accuracy"
+
+    column_settings: ClassVar[dict[str, str]] = {"reference": "answer_column"}
+
+    answer_column: str = "answer"
+    fallback_last_number: bool = True
+
+    def score(self, completion: str, reference: object) -> RewardResult:
+        gold = parse_reference_number(reference)
+        if gold is None:
+            return RewardResult(None, f"the reference {str(reference)[:60]!r} has no number")
+        predicted, where = extract_numeric_answer(completion, self.fallback_last_number)
+        if predicted is None:
+            return RewardResult(0.0, where)
+        ok = numbers_match(predicted, gold)
+        return RewardResult(
+            1.0 if ok else 0.0, f"predicted {format_number(predicted)} ({where}), reference {format_number(gold)}"
+        )

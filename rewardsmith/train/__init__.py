@@ -1,0 +1,1 @@
+"""Training: YAML config to TRL GRPOTrainer, model builders, callbacks."""

@@ -1,0 +1,163 @@
+"""A tiny causal language model built offline: for tests, the demo, and trying configs on a laptop.
+
+The Hugging Face Hub may be out of reach (CI, air-gapped clusters), and a
+real model is far too slow for a test. :func:`build_tiny_model` writes a
+randomly initialised Llama-architecture model and its tokenizer to a folder
+that ``from_pretrained`` (and so TRL) loads by path. (Llama rather than Qwen2:
+transformers 5 loads a ``qwen2`` folder's tokenizer as ``Qwen2Tokenizer``,
+which rebuilds its own byte-level pre-tokenizer and drops white space from
+this tokenizer; for ``llama`` it honours ``tokenizer.json`` as written.)
+
+The tokenizer is built for reinforcement-learning toy tasks: every printable
+ASCII character is one token, so digits and operators are single tokens, and
+the reasoning/answer tags (``<think>``, ``</think>``, ``<answer>``,
+``</answer>``) are single tokens too, which makes the format learnable in a
+few hundred steps on a CPU. It has a chat template (ChatML-style), an EOS
+token and a pad token, and pads on the left as generation needs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import string
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["DEFAULT_TAGS", "build_tiny_model", "build_tiny_tokenizer"]
+
+#: Tags that are single tokens in the tiny tokenizer.
+DEFAULT_TAGS: tuple[str, ...] = ("<think>", "</think>", "<answer>", "</answer>")
+
+_SPECIAL = {"pad": "<|pad|>", "eos": "<|im_end|>", "bos": "<|im_start|>", "unk": "<|unk|>"}
+
+CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\n' }}{%- endif -%}"
+)
+
+_MARKER = "rewardsmith_tiny.json"
+
+
+def build_tiny_tokenizer(tags: Sequence[str] = DEFAULT_TAGS, words: Sequence[str] = ()):
+    """A character-level fast tokenizer with the given tags and words as single tokens.
+
+    >>> tok = build_tiny_tokenizer()
+    >>> ids = tok("<think>1+2</think>")["input_ids"]
+    >>> len(ids), tok.decode(ids)
+    (5, '<think>1+2</think>')
+    """
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    chars = list(dict.fromkeys(string.printable))  # digits, letters, punctuation, white space
+    vocab = {token: i for i, token in enumerate([_SPECIAL["pad"], _SPECIAL["unk"], _SPECIAL["bos"], _SPECIAL["eos"]])}
+    for token in [*chars, *words, *tags]:
+        vocab.setdefault(token, len(vocab))
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token=_SPECIAL["unk"]))
+    backend.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
+    backend.decoder = decoders.Fuse()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token=_SPECIAL["pad"],
+        eos_token=_SPECIAL["eos"],
+        bos_token=_SPECIAL["bos"],
+        unk_token=_SPECIAL["unk"],
+        padding_side="left",
+        clean_up_tokenization_spaces=False,
+    )
+    tokenizer.add_tokens([*tags, *words])  # matched whole, before the per-character split; kept when decoding
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.model_max_length = 4096
+    return tokenizer
+
+
+def _built_with(path: Path, recipe: dict) -> bool:
+    marker = path / _MARKER
+    try:
+        return json.loads(marker.read_text()) == recipe and (path / "config.json").exists()
+    except (OSError, ValueError):
+        return False
+
+
+def build_tiny_model(
+    path: str | Path,
+    *,
+    tags: Sequence[str] = DEFAULT_TAGS,
+    words: Sequence[str] = (),
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    num_kv_heads: int = 2,
+    seed: int = 0,
+) -> Path:
+    """Write a randomly initialised tiny Llama model and its tokenizer to ``path``; return the path.
+
+    Building is skipped when ``path`` already holds a model built with the
+    same arguments, so tests and the demo can call this freely.
+
+    >>> import tempfile
+    >>> from transformers import AutoModelForCausalLM, AutoTokenizer
+    >>> path = build_tiny_model(tempfile.mkdtemp())
+    >>> model = AutoModelForCausalLM.from_pretrained(path)
+    >>> tok = AutoTokenizer.from_pretrained(path)
+    >>> model.config.model_type, tok.pad_token, tok.eos_token, tok.padding_side
+    ('llama', '<|pad|>', '<|im_end|>', 'left')
+    """
+    path = Path(path)
+    recipe = {
+        "tags": list(tags),
+        "words": list(words),
+        "hidden_size": hidden_size,
+        "num_layers": num_layers,
+        "num_heads": num_heads,
+        "num_kv_heads": num_kv_heads,
+        "seed": seed,
+        "version": 2,
+    }
+    if _built_with(path, recipe):
+        return path
+
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tokenizer = build_tiny_tokenizer(tags, words)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=hidden_size * 4,
+        num_hidden_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_key_value_heads=num_kv_heads,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+    )
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    # Build beside the target and move it into place, so that concurrent builders
+    # (parallel test workers) never see a half-written folder.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    (staging / _MARKER).write_text(json.dumps(recipe))
+    if _built_with(path, recipe):  # another process finished first
+        shutil.rmtree(staging, ignore_errors=True)
+        return path
+    if path.exists():  # an older build with another recipe
+        shutil.rmtree(path, ignore_errors=True)
+    try:
+        os.rename(staging, path)
+    except OSError:  # another process got there first with the same recipe
+        shutil.rmtree(staging, ignore_errors=True)
+    return path
