@@ -1,0 +1,33 @@
+"""Shared fixtures: the offline tiny model, the shared data folder, log capture."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+CACHE = Path(os.environ.get("REWARDSMITH_TEST_CACHE", ROOT / ".cache" / "tests"))
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+@pytest.fixture(scope="session")
+def tiny_model() -> Path:
+    """Path of the offline tiny causal LM (built once, reused across runs)."""
+    from rewardsmith.train.tiny_model import build_tiny_model
+
+    return build_tiny_model(CACHE / "tiny-model")
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real GSM8K / MATH-500 files beside the repository."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}")
+    return SHARED_DATA

@@ -1,0 +1,52 @@
+"""Hostile per-sample rewards for the engine tests (importable, so worker processes can load them)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+from rewardsmith import Reward, reward
+
+
+@reward(timeout=1.0)
+def hostile(completion: str) -> float:
+    """Misbehaves on request: sleeps or loops forever, exits, segfaults, dies like the OOM killer did it."""
+    if completion == "sleep":
+        time.sleep(10_000)
+    if completion == "loop":
+        while True:
+            pass
+    if completion == "exit":
+        os._exit(3)
+    if completion == "segfault":
+        ctypes.string_at(0)
+    if completion == "oom":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if completion == "raise":
+        raise ValueError("asked to raise")
+    return float(len(completion))
+
+
+@reward
+def worker_pid(completion: str) -> float:
+    """The process id that scored the sample (a float, like any score)."""
+    if completion.startswith("slow"):
+        time.sleep(float(completion[4:] or 0.2))
+    return float(os.getpid())
+
+
+@dataclass
+class BusyWork(Reward):
+    """About ``millis`` milliseconds of pure-Python CPU work per sample."""
+
+    millis: float = 5.0
+
+    def score(self, completion: str) -> float:
+        end = time.perf_counter() + self.millis / 1000
+        n = 0
+        while time.perf_counter() < end:
+            n += 1
+        return float(len(completion))
