@@ -324,12 +324,13 @@ class Reward:
 
     def _finish(self, batch: Batch, values: list[Any], rich: bool) -> list[Any]:
         """Normalise values, apply ``on_error`` to failures, count and log them."""
-        if not rich and set(map(type, values)) == {float} and math.isfinite(sum(values)):
-            # The common case: every sample gave a finite float (an inf or NaN would make the sum non-finite).
-            self._runtime().account(
-                self.name, self.on_error, [], len(values), batch.log_metric, self.timeout is not None
-            )
-            return list(values)
+        if not rich:
+            scores = _all_scored(values)
+            if scores is not None:
+                self._runtime().account(
+                    self.name, self.on_error, [], len(values), batch.log_metric, self.timeout is not None
+                )
+                return scores
         if rich:
             convert = self._to_result
         elif type(self)._to_score is Reward._to_score:
@@ -406,6 +407,21 @@ class Reward:
             **{k: [v] for k, v in columns.items()},
         )
         return results[0]
+
+
+def _all_scored(values: list[Any]) -> list[float | None] | None:
+    """The scores, when every value is already a finite float or a ``RewardResult`` (the common cases).
+
+    Checked for the whole batch at once (C-level ``map``/``set``/``sum``): an
+    inf or NaN float makes the sum non-finite and sends the batch down the
+    per-value path. ``RewardResult`` scores are normalised when made.
+    """
+    kinds = set(map(type, values))
+    if kinds == {float}:
+        return list(values) if math.isfinite(sum(values)) else None
+    if kinds == {RewardResult}:
+        return [v.score for v in values]
+    return None
 
 
 def _own_settings(cls: type) -> list[str]:
