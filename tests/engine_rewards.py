@@ -50,3 +50,15 @@ class BusyWork(Reward):
         while time.perf_counter() < end:
             n += 1
         return float(len(completion))
+
+
+@dataclass
+class PidByGroup(Reward):
+    """The worker's process id; rows of the same ``group`` prefer the same worker."""
+
+    def affinity(self, row: dict) -> object:
+        return row["group"]
+
+    def score(self, completion: str, group: str) -> float:
+        time.sleep(0.05)
+        return float(os.getpid())

@@ -229,3 +229,16 @@ def test_ctrl_c_mid_batch_leaves_no_stale_results(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert "interrupted" in result.stdout and "fresh True 3" in result.stdout
+
+
+def test_rows_with_the_same_affinity_key_share_a_worker():
+    from engine_rewards import PidByGroup
+
+    r = PidByGroup(workers=2)
+    r(completions=["warm"] * 4, group=["w", "x", "y", "z"])  # both workers up before the real call
+    groups = ["a"] * 4 + ["b"] * 4 + ["c"] * 4 + ["d"] * 4
+    pids = r(completions=["x"] * 16, group=groups)
+    by_group = {g: {p for p, gg in zip(pids, groups) if gg == g} for g in "abcd"}
+    assert all(len(p) == 1 for p in by_group.values()), by_group
+    assert len(set(pids)) == 2  # and the load is still spread over both workers
+    r.close()

@@ -51,6 +51,7 @@ def main(read_fd: int, write_fd: int) -> None:
         from rewardsmith.core.sample import score_sample
 
         target = cloudpickle.loads(payload)
+        target.prepare_worker()
         fn = target._sample_callable()
         to_result = target._to_result
     except BaseException:

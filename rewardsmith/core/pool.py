@@ -116,6 +116,42 @@ class _Worker:
                 conn.close()
 
 
+class _Lanes:
+    """Pending task indices, one lane per worker slot.
+
+    Tasks with the same affinity key go to the same lane (keys are given
+    lanes round-robin, in order of first appearance), so that a worker's
+    caches serve all of them: a prompt group's shared reference is parsed
+    once. A worker whose lane is empty steals from the tail of the longest
+    lane, so the load stays balanced. Without keys, one shared lane.
+    """
+
+    def __init__(self, n: int, size: int, keys: list[Any] | None) -> None:
+        if keys is None:
+            self.lanes = [deque(range(n))]
+            return
+        self.lanes = [deque() for _ in range(size)]
+        owner: dict[Any, int] = {}
+        for index, key in enumerate(keys):
+            slot = owner.setdefault(key, len(owner) % size)
+            self.lanes[slot].append(index)
+
+    def __bool__(self) -> bool:
+        return any(self.lanes)
+
+    def _lane(self, slot: int) -> deque:
+        return self.lanes[slot % len(self.lanes)]
+
+    def take(self, slot: int) -> int:
+        lane = self._lane(slot)
+        if lane:
+            return lane.popleft()
+        return max(self.lanes, key=len).pop()
+
+    def put_back(self, slot: int, index: int) -> None:
+        self._lane(slot).appendleft(index)
+
+
 class WorkerPool:
     """``size`` worker processes that score samples for one reward.
 
@@ -157,15 +193,19 @@ class WorkerPool:
             self._workers[self._workers.index(worker)] = self._start()
         return code
 
-    def map(self, rows: list[dict[str, Any]], timeout: float | None) -> list[Any]:
-        """Score every row; each result is a ``RewardResult`` or a :class:`Failure`, in input order."""
-        with self._lock:
-            return self._map(rows, timeout)
+    def map(self, rows: list[dict[str, Any]], timeout: float | None, keys: list[Any] | None = None) -> list[Any]:
+        """Score every row; each result is a ``RewardResult`` or a :class:`Failure`, in input order.
 
-    def _map(self, rows: list[dict[str, Any]], timeout: float | None) -> list[Any]:
+        ``keys`` (one per row) are affinity keys: rows with the same key are
+        scored by the same worker where the load allows.
+        """
+        with self._lock:
+            return self._map(rows, timeout, keys)
+
+    def _map(self, rows: list[dict[str, Any]], timeout: float | None, keys: list[Any] | None) -> list[Any]:
         self._ensure_workers()
         results: list[Any] = [None] * len(rows)
-        pending = deque(range(len(rows)))
+        pending = _Lanes(len(rows), self.size, keys)
         busy: dict[_Worker, tuple[int, int, float | None]] = {}
         try:
             while pending or busy:
@@ -180,17 +220,17 @@ class WorkerPool:
         return results
 
     def _dispatch(self, rows, pending, busy, results, timeout) -> None:
-        for worker in list(self._workers):
+        for slot, worker in enumerate(list(self._workers)):
             if not pending:
                 return
             if not worker.ready or worker in busy:
                 continue
-            index = pending.popleft()
+            index = pending.take(slot)
             task_id = next(self._task_ids)
             try:
                 worker.send((task_id, rows[index]))
             except (BrokenPipeError, ConnectionError, EOFError):
-                pending.appendleft(index)
+                pending.put_back(slot, index)
                 self._replace(worker)
                 continue
             except Exception as exc:

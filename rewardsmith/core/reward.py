@@ -212,6 +212,20 @@ class Reward:
         """The per-sample callable whose parameters are injected."""
         return self.score
 
+    def affinity(self, row: dict[str, Any]) -> Any:
+        """A key for scoring ``row`` on the same worker as other rows with that key (``None``: no preference).
+
+        Rewards that cache per-reference work (parsing a reference answer)
+        return the reference, so a prompt group's completions share a worker.
+        """
+        return None
+
+    def prepare_worker(self) -> None:
+        """Called once in each worker process before it takes samples; import heavy libraries here.
+
+        Work done here does not count against the first sample's ``timeout``.
+        """
+
     def _bound_settings(self) -> dict[str, Any]:
         """Values bound to per-sample parameters regardless of the data."""
         return {}
@@ -283,7 +297,10 @@ class Reward:
             return []
         if self.timeout is None and self.workers <= 1:
             return run_inline(self._sample_callable(), rows, raise_errors=self.on_error == "raise", name=self.name)
-        return self._pool().map(rows, self.timeout)
+        keys = None
+        if self.workers > 1 and type(self).affinity is not Reward.affinity:
+            keys = [self.affinity(row) for row in rows]
+        return self._pool().map(rows, self.timeout, keys)
 
     def _pool(self) -> Any:
         rt = self._runtime()

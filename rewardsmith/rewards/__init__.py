@@ -7,5 +7,6 @@ it too).
 
 from rewardsmith.rewards.format import TagCount, ThinkFormat
 from rewardsmith.rewards.gsm8k import GSM8KAccuracy
+from rewardsmith.rewards.math import MathAccuracy
 
-__all__ = ["GSM8KAccuracy", "TagCount", "ThinkFormat"]
+__all__ = ["GSM8KAccuracy", "MathAccuracy", "TagCount", "ThinkFormat"]

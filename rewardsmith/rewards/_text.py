@@ -205,3 +205,37 @@ def format_number(value: Fraction) -> str:
         return str(value.numerator)
     as_float = float(value)
     return f"{as_float:.6g}" if Fraction(repr(as_float)) == value else str(value)
+
+
+def final_segment(text: str, think_tag: str = "think") -> str:
+    """The part of a completion after its reasoning: the text after the last ``</think>`` (all of it if none).
+
+    Answers stated inside the reasoning are drafts; only what follows the
+    reasoning is final.
+
+    >>> final_segment("<think>maybe \\\\boxed{5}</think> so \\\\boxed{6}")
+    ' so \\\\boxed{6}'
+    >>> final_segment("no reasoning tags")
+    'no reasoning tags'
+    """
+    closing = [t for t in find_tags(text, (think_tag,)) if t.closing]
+    return text[closing[-1].end :] if closing else text
+
+
+_ANSWER_PHRASE = re.compile(r"(?:final\s+answer|answer)\s*(?:is|:|=)\s*", re.IGNORECASE)
+
+
+def answer_phrase(text: str) -> str | None:
+    r"""What follows the last explicit answer statement ("the answer is", "Final Answer:"), up to the line's end.
+
+    >>> answer_phrase("so the final answer is $\\frac{1}{2}$.\nThanks")
+    '$\\frac{1}{2}$'
+    >>> answer_phrase("no statement") is None
+    True
+    """
+    matches = list(_ANSWER_PHRASE.finditer(text))
+    if not matches:
+        return None
+    tail = text[matches[-1].end() :].split("\n", 1)[0].strip()
+    tail = tail.rstrip(" .;,!")
+    return tail or None

@@ -1,0 +1,104 @@
+"""math_accuracy vs TRL's accuracy_reward: speed and agreement on MATH-500 reference solutions.
+
+Completions are MATH-500 reference solutions, each scored against its own
+answer (right answer: 1) and against a different problem's answer (0).
+"Agreement" is the share of those scores each reward gets right, over all
+1000.
+
+Timing is steady-state, as in training, where rewards run every step in
+long-lived processes: each contender (TRL's function in this process;
+rewardsmith on one worker process, and on two) first scores the pairs of
+problems 1-250, then is timed on the pairs of problems 251-500. Different
+strings, so no cached result can be reused; warm parsers and libraries, as
+after the first steps of a run. Rounds are interleaved. Targets: at least
+1.5x TRL with one process, at least 2.5x with two workers, at equal or better
+agreement.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import verdict  # noqa: E402
+
+from rewardsmith import get_reward  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "math500_test.jsonl"
+ROUNDS = 3
+
+
+def _pairs() -> tuple[list[str], list[str], list[float]]:
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    golds = [r["answer"] for r in rows]
+    completions, answers, expected = [], [], []
+    for i, row in enumerate(rows):
+        j = (i + 1) % len(rows)
+        while golds[j].strip() == golds[i].strip():
+            j = (j + 1) % len(rows)
+        completions += [row["solution"], row["solution"]]
+        answers += [golds[i], golds[j]]
+        expected += [1.0, 0.0]
+    return completions, answers, expected
+
+
+def _run_trl(completions, answers, split) -> tuple[float, list]:
+    from trl.rewards import accuracy_reward
+
+    conversational = [[{"role": "assistant", "content": c}] for c in completions]
+    warm = accuracy_reward(conversational[:split], answers[:split])
+    start = time.perf_counter()
+    timed = accuracy_reward(conversational[split:], answers[split:])
+    return time.perf_counter() - start, warm + timed
+
+
+def _run_ours(workers: int, completions, answers, split) -> tuple[float, list]:
+    reward = get_reward("math_accuracy", workers=workers)
+    warm = reward(completions=completions[:split], answer=answers[:split])
+    start = time.perf_counter()
+    timed = reward(completions=completions[split:], answer=answers[split:])
+    elapsed = time.perf_counter() - start
+    reward.close()
+    return elapsed, warm + timed
+
+
+def main() -> None:
+    logging.disable(logging.WARNING)
+    completions, answers, expected = _pairs()
+    split = len(completions) // 2
+    timed_n = len(completions) - split
+    contenders = {
+        "trl accuracy_reward": lambda: _run_trl(completions, answers, split),
+        "math_accuracy, 1 worker": lambda: _run_ours(1, completions, answers, split),
+        "math_accuracy, 2 workers": lambda: _run_ours(2, completions, answers, split),
+    }
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    agreement: dict[str, float] = {}
+    for _ in range(ROUNDS):
+        for name, run in contenders.items():
+            elapsed, scores = run()
+            times[name].append(elapsed)
+            agreement[name] = sum(s == e for s, e in zip(scores, expected)) / len(expected)
+    print(
+        f"math_accuracy vs trl.rewards.accuracy_reward on MATH-500 reference solutions "
+        f"(own answer / other answer; timed on {timed_n} after {split} to warm up)"
+    )
+    base = statistics.median(times["trl accuracy_reward"])
+    for name, values in times.items():
+        t = statistics.median(values)
+        print(f"  {name:<26} {timed_n / t:7.1f} completions/s   {base / t:5.2f}x TRL   agreement {agreement[name]:.2%}")
+    one = base / statistics.median(times["math_accuracy, 1 worker"])
+    two = base / statistics.median(times["math_accuracy, 2 workers"])
+    print(f"  one process: {one:.2f}x ({verdict(one, 1.5, True)}); two workers: {two:.2f}x ({verdict(two, 2.5, True)})")
+    better = all(agreement[k] >= agreement["trl accuracy_reward"] for k in agreement)
+    print(f"  agreement equal or better than TRL: {'yes' if better else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

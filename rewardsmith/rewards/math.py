@@ -1,0 +1,322 @@
+"""``math_accuracy``: the final answer, checked with math-verify against a LaTeX reference.
+
+What counts as the answer (only the final one, never a number found anywhere):
+
+1. the text after the reasoning (after the last ``</think>``), then in it
+2. every ``<answer>`` block (its last ``\\boxed{}`` if it has one) and every
+   ``\\boxed{}`` outside the blocks; they must all agree, or the completion
+   hedged and scores 0;
+3. failing those, what follows the last "the answer is" / "Final Answer:".
+
+The reference comes from the ``answer`` column (``solution`` is used when
+there is no ``answer`` column; a worked solution's last ``\\boxed{}`` or
+``#### N`` is taken). It is parsed as LaTeX even when written bare (``7\\pi``,
+``\\dfrac{1}{9}``, ``10{,}000``), once per process and reference (an LRU cache).
+A reference that cannot be parsed makes the row unscorable (``None``).
+
+Identical answers, and two plain integers, are decided without sympy;
+everything else goes to math-verify. Decisions are cached, so a group of
+completions that agree costs one verification. math-verify can hang on some
+inputs, so this reward runs in a worker process with a hard ``timeout``
+(10 s per sample by default).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from rewardsmith.core.inputs import Batch
+from rewardsmith.core.registry import register_reward
+from rewardsmith.core.result import RewardResult
+from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import answer_phrase, boxed_contents, final_segment, find_tags, tag_blocks
+
+__all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
+
+_CACHE_SIZE = 4096
+
+
+class _LRU(OrderedDict):
+    def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = self[key] = make()
+        if len(self) > _CACHE_SIZE:
+            self.popitem(last=False)
+        return value
+
+
+_PARSED: _LRU = _LRU()
+_DECIDED: _LRU = _LRU()
+
+_DELIMITERS = re.compile(r"^\s*(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])\s*$", re.DOTALL)
+_SPACING = re.compile(r"\\[,;:! ]|\\left|\\right|\s+")
+_THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|,)(?=\d{3}(?!\d))")
+_PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+_FRACTION = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?\d+)/(\d+)$")
+
+
+def clear_caches() -> None:
+    """Forget cached parses and decisions in this process (for benchmarks measuring cold runs)."""
+    _PARSED.clear()
+    _DECIDED.clear()
+
+
+def _strip_delimiters(text: str) -> str:
+    text = text.strip().rstrip(".").strip()
+    match = _DELIMITERS.match(text)
+    return match.group(1).strip() if match else text
+
+
+def _normal_form(text: str) -> str:
+    """A spelling-insensitive form for the identical-answer check (meaning-preserving edits only)."""
+    text = _SPACING.sub("", text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac"))
+    return _THOUSANDS.sub("", text.replace("\\$", ""))
+
+
+def _rational(text: str) -> Fraction | None:
+    r"""The exact value of a plain rational answer (``12``, ``-0.5``, ``rac{3}{4}``, ``3/4``, ``1{,}000``), else ``None``.
+
+    >>> _rational(r"-\dfrac{3}{4}"), _rational("10{,}000"), _rational("x+1")
+    (Fraction(-3, 4), Fraction(10000, 1), None)
+    """
+    form = _normal_form(text)
+    if len(form) > 200:
+        return None
+    if _PLAIN_NUMBER.match(form):
+        return Fraction(form)
+    match = _FRACTION.match(form)
+    if match is None:
+        return None
+    sign, num, den, slash_num, slash_den = match.groups()
+    num, den = (num, den) if num is not None else (slash_num, slash_den)
+    if int(den) == 0:
+        return None
+    value = Fraction(int(num), int(den))
+    return -value if sign else value
+
+
+def reference_latex(gold: Any) -> str | None:
+    r"""The LaTeX of a reference answer: a bare answer, or a worked solution's last ``\boxed{}`` / ``#### N``.
+
+    >>> reference_latex(r"so the area is $\boxed{7\pi}$.")
+    '7\\pi'
+    >>> reference_latex(" $10{,}000$ ")
+    '10{,}000'
+    >>> reference_latex(None) is None
+    True
+    """
+    if gold is None:
+        return None
+    text = str(gold)
+    if "####" in text:
+        text = text.rsplit("####", 1)[1]
+    boxed = boxed_contents(text)
+    if boxed:
+        text = boxed[-1]
+    text = _strip_delimiters(text)
+    return text or None
+
+
+def final_math_answers(completion: str) -> tuple[list[str] | None, str]:
+    r"""The final answers a completion states, and where they were found (``None`` when malformed).
+
+    >>> final_math_answers(r"<think>maybe \boxed{5}</think> so it is \boxed{6}.")
+    (['6'], '\\boxed')
+    >>> final_math_answers("<answer>$\\frac{1}{2}$</answer>")
+    (['\\frac{1}{2}'], '<answer>')
+    >>> final_math_answers("I think 42 is involved")
+    ([], 'no final answer (no \\boxed{}, <answer> or "answer is")')
+    """
+    segment = final_segment(completion)
+    blocks = tag_blocks(segment, "answer")
+    if blocks is None:
+        return None, "unbalanced <answer> tags"
+    answers: list[str] = []
+    where = ""
+    if blocks:
+        where = "<answer>"
+        for block in blocks:
+            boxed = boxed_contents(block)
+            answers.append(boxed[-1] if boxed else block)
+        tags = find_tags(segment, ("answer",))
+        outside = segment[: tags[0].start] + segment[tags[-1].end :]
+        answers += boxed_contents(outside)
+    else:
+        answers = boxed_contents(segment)
+        where = "\\boxed" if answers else ""
+    if not answers:
+        phrase = answer_phrase(segment)
+        if phrase is None:
+            return [], 'no final answer (no \\boxed{}, <answer> or "answer is")'
+        answers, where = [phrase], "answer phrase"
+    return [_strip_delimiters(a) for a in answers], where
+
+
+def _math_verify() -> Any:
+    import math_verify
+    from math_verify import ExprExtractionConfig, LatexExtractionConfig
+
+    logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns when its own timeouts are off
+    return math_verify, [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
+
+
+def _parse(latex: str, timeout: int | None) -> Any:
+    def make() -> Any:
+        math_verify, config = _math_verify()
+        return math_verify.parse(f"${latex}$", extraction_config=config, parsing_timeout=timeout)
+
+    return _PARSED.get_or(latex, make)
+
+
+def _kind(value: Any) -> str:
+    """``number`` (a constant), ``symbolic`` (free symbols, not a relation), ``range`` (interval or union), or ``other``."""
+    import sympy
+
+    if isinstance(value, (sympy.Interval, sympy.Union)):
+        return "range"
+    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.Symbol):
+        if value.is_number:
+            return "number"
+        if value.free_symbols:
+            return "symbolic"
+    return "other"
+
+
+def _clearly_different(gold: Any, predicted: Any) -> bool:
+    """Cheap proof that two parsed answers differ: two constants far apart, or a constant against a
+    range or an expression in a variable. Anything else is left to math-verify."""
+    if not gold or not predicted:
+        return False
+    g, p = gold[0], predicted[0]
+    kinds = {_kind(g), _kind(p)}
+    if kinds == {"number"}:
+        try:
+            a, b = complex(g.evalf(30)), complex(p.evalf(30))
+        except (TypeError, ValueError, ArithmeticError):
+            return False
+        return abs(a - b) > 1e-4 * max(1.0, abs(a), abs(b))
+    return kinds in ({"number", "range"}, {"number", "symbolic"})
+
+
+class _LazyParse:
+    """A reference parsed on first use (most rational references never need sympy)."""
+
+    def __init__(self, latex: str, timeout: int | None) -> None:
+        self.latex, self.timeout = latex, timeout
+
+    def get(self) -> Any:
+        return _parse(self.latex, self.timeout)
+
+
+def _equivalent(gold: str, gold_parsed: Any, predicted: str, timeout: int | None) -> tuple[bool, str]:
+    """Whether ``predicted`` states the reference answer ``gold``, and how that was decided."""
+
+    def decide() -> tuple[bool, str]:
+        if _normal_form(gold) == _normal_form(predicted):
+            return True, "identical"
+        g, p = _rational(gold), _rational(predicted)
+        if g is not None and p is not None:
+            # Exact for rationals; only values within rounding distance go to math-verify,
+            # which compares numbers rounded to 6 decimals.
+            if g == p or abs(g - p) > Fraction(1, 10**5) * max(1, abs(g)):
+                return g == p, "rationals"
+        parsed = _parse(predicted, timeout)
+        if not parsed:
+            return False, "unparseable"
+        gold_value = gold_parsed.get() if isinstance(gold_parsed, _LazyParse) else gold_parsed
+        if not gold_value:
+            return False, "reference unparseable"
+        if _clearly_different(gold_value, parsed):
+            return False, "different values"
+        math_verify, _ = _math_verify()
+        return bool(math_verify.verify(gold_value, parsed, timeout_seconds=timeout)), "math-verify"
+
+    return _DECIDED.get_or((gold, predicted), decide)
+
+
+@register_reward("math_accuracy", aliases=("accuracy",))
+@dataclass
+class MathAccuracy(Reward):
+    r"""The final answer is mathematically equal to the reference (math-verify), hedging scores 0.
+
+    Only the final answer counts (``<answer>`` block, ``\boxed{}`` or "the
+    answer is", after any ``</think>``); several different final answers
+    score 0; a reference that cannot be parsed gives ``None``. The reference
+    is parsed as LaTeX even when bare. Runs with a hard per-sample
+    ``timeout`` (10 s) in a worker process; ``workers=N`` scores in parallel.
+
+    Columns: ``answer`` (configurable; ``solution`` is used when there is no
+    ``answer`` column). Range: {0, 1} or None.
+
+    >>> acc = MathAccuracy(timeout=None)  # in this process, for the example
+    >>> acc(completions=[r"... so $x = \boxed{\frac{1}{2}}$", r"\boxed{0.5}", r"\boxed{2} or \boxed{3}", "x is 0.5"],
+    ...     answer=[r"\dfrac{1}{2}"] * 4)
+    [1.0, 1.0, 0.0, 0.0]
+    >>> acc.check(r"The answer is $7\pi$.", answer=r"7\pi").reason
+    'predicted 7\\pi (answer phrase), reference 7\\pi: identical'
+    """
+
+    default_name = "math_accuracy"
+
+    answer_column: str = "answer"
+    timeout: float | None = field(default=10.0, kw_only=True)
+
+    @property
+    def required_columns(self) -> list[str]:
+        return [self.answer_column]
+
+    def _extra_inputs(self) -> dict[str, Callable[[Batch], list[Any]]]:
+        column = self.answer_column
+
+        def reference(batch: Batch) -> list[Any]:
+            if not batch.has_column(column) and column == "answer" and batch.has_column("solution"):
+                return batch.column("solution", self.name)
+            return batch.column(column, self.name)
+
+        return {"reference": reference}
+
+    def _library_timeout(self) -> int | None:
+        # math-verify's own timeouts use signals: only on the main thread, and only when
+        # this reward is not already bounded by its worker process's hard timeout.
+        if self.timeout is None and threading.current_thread() is threading.main_thread():
+            return 5
+        return None
+
+    def affinity(self, row: dict[str, Any]) -> Any:
+        return str(row.get("reference"))
+
+    def prepare_worker(self) -> None:
+        _parse(r"\frac{1}{2}", None)  # import sympy and math-verify, build the LaTeX parser
+
+    def score(self, completion: str, reference: Any) -> RewardResult:
+        gold = reference_latex(reference)
+        timeout = self._library_timeout()
+        if gold is not None and _rational(gold) is not None:
+            gold_parsed: Any = [gold]  # a plain rational needs no parsing to be valid
+        else:
+            gold_parsed = _parse(gold, timeout) if gold is not None else None
+        if not gold_parsed:
+            return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
+        answers, where = final_math_answers(completion)
+        if answers is None or not answers:
+            return RewardResult(0.0, where)
+        last = answers[-1]
+        if not last:
+            return RewardResult(0.0, f"empty answer ({where})")
+        for other in answers[:-1]:
+            same, _ = _equivalent(last, _parse(last, timeout) or [last], other, timeout)
+            if not same:
+                return RewardResult(0.0, f"hedged between {other!r} and {last!r}")
+        if isinstance(gold_parsed[0], str):  # a rational gold: parse it only if math-verify is needed
+            gold_parsed = _LazyParse(gold, timeout)
+        ok, how = _equivalent(gold, gold_parsed, last, timeout)
+        return RewardResult(1.0 if ok else 0.0, f"predicted {last} ({where}), reference {gold}: {how}")
