@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import verdict  # noqa: E402
+from _common import verdict
 
-from rewardsmith import get_reward  # noqa: E402
+from rewardsmith import get_reward
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -83,7 +83,9 @@ def _normal_form(text: str) -> str:
 
 
 def _rational(text: str) -> Fraction | None:
-    r"""The exact value of a plain rational answer (``12``, ``-0.5``, ``rac{3}{4}``, ``3/4``, ``1{,}000``), else ``None``.
+    r"""The exact value of a plain rational answer, else ``None``.
+
+    Plain rationals: ``12``, ``-0.5``, ``\frac{3}{4}``, ``3/4``, ``1{,}000``.
 
     >>> _rational(r"-\dfrac{3}{4}"), _rational("10{,}000"), _rational("x+1")
     (Fraction(-3, 4), Fraction(10000, 1), None)
@@ -178,7 +180,8 @@ def _parse(latex: str, timeout: int | None) -> Any:
 
 
 def _kind(value: Any) -> str:
-    """``number`` (a constant), ``symbolic`` (free symbols, not a relation), ``range`` (interval or union), or ``other``."""
+    """The kind of a parsed answer: ``number`` (a constant), ``symbolic`` (free symbols, not a relation),
+    ``range`` (an interval or a union), or ``other``."""
     import sympy
 
     if isinstance(value, (sympy.Interval, sympy.Union)):
@@ -224,11 +227,10 @@ def _equivalent(gold: str, gold_parsed: Any, predicted: str, timeout: int | None
         if _normal_form(gold) == _normal_form(predicted):
             return True, "identical"
         g, p = _rational(gold), _rational(predicted)
-        if g is not None and p is not None:
-            # Exact for rationals; only values within rounding distance go to math-verify,
-            # which compares numbers rounded to 6 decimals.
-            if g == p or abs(g - p) > Fraction(1, 10**5) * max(1, abs(g)):
-                return g == p, "rationals"
+        # Exact for rationals; only values within rounding distance go to math-verify,
+        # which compares numbers rounded to 6 decimals.
+        if g is not None and p is not None and (g == p or abs(g - p) > Fraction(1, 10**5) * max(1, abs(g))):
+            return g == p, "rationals"
         parsed = _parse(predicted, timeout)
         if not parsed:
             return False, "unparseable"
