@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
-from rewardsmith.core.errors import RewardConfigError, RewardExecutionError
+from rewardsmith.core.errors import RewardConfigError, RewardExecutionError, RewardReturnError
 from rewardsmith.core.result import Failure
 from rewardsmith.core.sample import failure_from_exception
 
@@ -74,8 +74,8 @@ def map_inline(fn: Callable[..., Any], columns: list[list[Any]], *, raise_errors
         try:
             out.extend(calls)
             return out
-        except KeyboardInterrupt:
-            raise
+        except (KeyboardInterrupt, RewardConfigError, RewardReturnError):
+            raise  # Ctrl-C, a misconfigured reward and a bad return value are never per-sample failures
         except BaseException as exc:  # math-verify's timeout is a BaseException
             if raise_errors:
                 note = getattr(exc, "add_note", None)

@@ -274,7 +274,7 @@ class WorkerPool:
             return  # a stale answer for a task that was already given up on
         index = busy.pop(worker)[0]
         if kind == "fatal":
-            raise RewardReturnError(payload)
+            raise payload if isinstance(payload, BaseException) else RewardReturnError(str(payload))
         results[index] = payload
 
     def _worker_died(self, worker, busy, results) -> None:

@@ -372,7 +372,13 @@ def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
     >>> info.required_columns
     ['answer']
     """
-    made = get_reward(spec, **settings)
+    try:
+        made = get_reward(spec, **settings)
+    except RewardConfigError as exc:
+        target = _find(spec) if isinstance(spec, str) else spec
+        if settings or not (isinstance(target, type) and issubclass(target, Reward)):
+            raise
+        return _describe_unbuilt(target, str(exc))
     doc = inspect.getdoc(made) if not hasattr(made, "fn") else inspect.getdoc(made.fn)
     description = (doc or "").split("\n\n")[0].replace("\n", " ").strip()
     if dataclasses.is_dataclass(made) and not hasattr(made, "fn"):
@@ -390,6 +396,17 @@ def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
         list(made.optional_columns),
         kind,
     )
+
+
+def _describe_unbuilt(cls: type[Reward], needs: str) -> RewardInfo:
+    """Describe a reward class that cannot be built without settings (its fields and defaults)."""
+    doc = inspect.getdoc(cls) or ""
+    description = doc.split("\n\n")[0].replace("\n", " ").strip()
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    own = {name: f.default for name, f in fields.items() if name not in ENGINE_SETTINGS}
+    engine = {name: fields[name].default for name in ENGINE_SETTINGS if name in fields}
+    name = cls.default_name or snake_case(cls.__name__)
+    return RewardInfo(name, f"{description} ({needs})", own, engine, [], [], cls.__name__)
 
 
 def registered_target(name: str) -> Any:

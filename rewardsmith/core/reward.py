@@ -107,6 +107,8 @@ class Reward:
     #: ``{"reference": "answer_column"}``: ``score(reference=...)`` reads the column
     #: that the ``answer_column`` setting names.
     column_settings: ClassVar[dict[str, str]] = {}
+    #: The scores this reward can give, when known (``None`` for "not applicable" aside).
+    score_range: ClassVar[tuple[float, float] | None] = None
 
     # -- identity ---------------------------------------------------------------------------
 
@@ -505,7 +507,7 @@ class AsyncReward(Reward):
                     return Failure("timeout", f"timed out after {timeout:g}s", "Timeout")
                 try:
                     return task.result()
-                except (RewardReturnError, KeyboardInterrupt):
+                except (RewardReturnError, RewardConfigError, KeyboardInterrupt):
                     raise
                 except BaseException as exc:
                     if raise_errors:

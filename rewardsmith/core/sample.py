@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from rewardsmith.core.errors import RewardReturnError
+from rewardsmith.core.errors import RewardConfigError, RewardReturnError
 from rewardsmith.core.result import Failure, RewardResult
 
 __all__ = ["SampleScorer", "failure_from_exception", "score_sample"]
@@ -35,13 +35,13 @@ def failure_from_exception(exc: BaseException, *, with_traceback: bool) -> Failu
 def score_sample(fn: Any, to_result: Any, kwargs: dict[str, Any], *, in_worker: bool) -> tuple[str, Any]:
     """Score one sample: ``("ok", RewardResult)``, ``("error", Failure)`` or ``("fatal", message)``.
 
-    ``fatal`` is a bad return value (a bug in the reward, raised whatever the
-    error policy). ``KeyboardInterrupt`` always propagates so Ctrl-C stops.
+    ``fatal`` is a bad return value or a configuration error (raised whatever
+    the error policy: not a property of one sample). ``KeyboardInterrupt`` always propagates so Ctrl-C stops.
     """
     try:
         return "ok", to_result(fn(**kwargs))
-    except RewardReturnError as exc:
-        return "fatal", str(exc)
+    except (RewardReturnError, RewardConfigError) as exc:
+        return "fatal", exc
     except KeyboardInterrupt:
         raise
     except BaseException as exc:

@@ -5,8 +5,27 @@ that need them, so importing rewardsmith stays fast (worker processes import
 it too).
 """
 
+from rewardsmith.rewards.code import CodeSyntax
+from rewardsmith.rewards.countdown import Countdown
 from rewardsmith.rewards.format import TagCount, ThinkFormat
 from rewardsmith.rewards.gsm8k import GSM8KAccuracy
+from rewardsmith.rewards.length import CosineLength, Length, SoftOverlong
 from rewardsmith.rewards.math import MathAccuracy
+from rewardsmith.rewards.repetition import ReasoningSteps, Repetition
+from rewardsmith.rewards.structured import JSONSchema, ToolCallMatch
 
-__all__ = ["GSM8KAccuracy", "MathAccuracy", "TagCount", "ThinkFormat"]
+__all__ = [
+    "CodeSyntax",
+    "CosineLength",
+    "Countdown",
+    "GSM8KAccuracy",
+    "JSONSchema",
+    "Length",
+    "MathAccuracy",
+    "ReasoningSteps",
+    "Repetition",
+    "SoftOverlong",
+    "TagCount",
+    "ThinkFormat",
+    "ToolCallMatch",
+]

@@ -85,34 +85,46 @@ def tag_blocks(text: str, name: str) -> list[str] | None:
 
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*")
+_BRACE = re.compile(r"[{}]")
 
 
-def boxed_contents(text: str) -> list[str]:
-    """The contents of every ``\\boxed{...}`` (and ``\\fbox{...}``), braces matched.
+#: More stated answers than this is hedging at any scale; extraction stops there.
+MAX_ANSWERS = 50
 
-    ``\\boxed 5`` (no braces) gives ``"5"``. An unclosed brace ends the search.
+
+def boxed_contents(text: str, limit: int | None = None) -> list[str]:
+    """The contents of every outermost ``\\boxed{...}`` (and ``\\fbox{...}``), braces matched.
+
+    ``\\boxed 5`` (no braces) gives ``"5"``. A box inside another box is part
+    of the outer one's content. An unclosed brace ends the search. Linear
+    time: nested or unclosed boxes cannot make it quadratic. With ``limit``,
+    stops after ``limit + 1`` boxes (enough to tell that there are too many).
 
     >>> boxed_contents(r"so \\boxed{\\frac{1}{2}} and \\boxed 7.")
     ['\\\\frac{1}{2}', '7']
+    >>> boxed_contents(r"\\boxed{\\boxed{3}}")
+    ['\\\\boxed{3}']
     """
     out: list[str] = []
+    resume = 0
     for match in _BOXED.finditer(text):
+        if limit is not None and len(out) > limit:
+            break
+        if match.start() < resume:
+            continue  # inside the previous box
         i = match.end()
         if i < len(text) and text[i] == "{":
             depth = 0
-            for j in range(i, len(text)):
-                ch = text[j]
-                if ch == "{":
-                    depth += 1
-                elif ch == "}":
-                    depth -= 1
-                    if depth == 0:
-                        out.append(text[i + 1 : j])
-                        break
+            for brace in _BRACE.finditer(text, i):
+                depth += 1 if brace.group() == "{" else -1
+                if depth == 0:
+                    out.append(text[i + 1 : brace.start()])
+                    resume = brace.end()
+                    break
             else:
                 break
         else:
-            token = re.match(r"[^\s$\\]+", text[i:])
+            token = re.match(r"[^\s$\\]+", text[i : i + 200])
             if token:
                 out.append(token.group(0).rstrip(".,;"))
     return out

@@ -63,6 +63,7 @@ class ThinkFormat(Reward):
     """
 
     default_name = "think_format"
+    score_range = (0.0, 1.0)
 
     strict: bool = True
     prefilled_think: bool = False
@@ -133,6 +134,7 @@ class TagCount(Reward):
     """
 
     default_name = "tag_count"
+    score_range = (0.0, 1.0)
 
     prefilled_think: bool = False
     think_tag: str = "think"

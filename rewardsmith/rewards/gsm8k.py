@@ -1,6 +1,7 @@
 """``gsm8k_accuracy``: the numeric final answer, compared exactly.
 
-Where the answer is taken from, in order:
+Only the text after the reasoning counts (after the last ``</think>``, if
+any). Where the answer is taken from, in order:
 
 1. structural markers: ``#### N``, ``\\boxed{N}``, ``<answer>N</answer>``.
    Every occurrence counts; if they state different numbers the completion
@@ -21,12 +22,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import islice
 from typing import ClassVar
 
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import boxed_contents, format_number, iter_numbers, parse_number, tag_blocks
+from rewardsmith.rewards._text import (
+    MAX_ANSWERS,
+    boxed_contents,
+    final_segment,
+    format_number,
+    iter_numbers,
+    parse_number,
+    tag_blocks,
+)
 
 __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 
@@ -69,13 +79,20 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     (None, 'hedged: 18, 19')
     >>> extract_numeric_answer("so she makes 18 dollars a day")
     (Fraction(18, 1), 'last number')
+    >>> extract_numeric_answer("<think>maybe #### 20</think> Answer: 18")
+    (Fraction(18, 1), 'answer phrase')
     """
-    marked: list[tuple[str, str]] = [("####", m) for m in _HASHES.findall(completion)]
-    marked += [("\\boxed", b) for b in boxed_contents(completion)]
+    completion = final_segment(completion)
+    marked: list[tuple[str, str]] = [
+        ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
+    ]
+    marked += [("\\boxed", b) for b in boxed_contents(completion, limit=MAX_ANSWERS)]
     blocks = tag_blocks(completion, "answer")
     if blocks is None:
         return None, "unbalanced <answer> tags"
-    marked += [("<answer>", b) for b in blocks]
+    marked += [("<answer>", b) for b in blocks[: MAX_ANSWERS + 1]]
+    if len(marked) > MAX_ANSWERS:
+        return None, f"more than {MAX_ANSWERS} stated answers"
     if marked:
         values = []
         for marker, content in marked:
@@ -151,6 +168,7 @@ class GSM8KAccuracy(Reward):
     """
 
     default_name = "gsm8k_accuracy"
+    score_range = (0.0, 1.0)
 
     column_settings: ClassVar[dict[str, str]] = {"reference": "answer_column"}
 

@@ -36,7 +36,14 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import answer_phrase, boxed_contents, final_segment, find_tags, tag_blocks
+from rewardsmith.rewards._text import (
+    MAX_ANSWERS,
+    answer_phrase,
+    boxed_contents,
+    final_segment,
+    find_tags,
+    tag_blocks,
+)
 
 __all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
 
@@ -146,15 +153,17 @@ def final_math_answers(completion: str) -> tuple[list[str] | None, str]:
     where = ""
     if blocks:
         where = "<answer>"
-        for block in blocks:
+        for block in blocks[: MAX_ANSWERS + 1]:
             boxed = boxed_contents(block)
             answers.append(boxed[-1] if boxed else block)
         tags = find_tags(segment, ("answer",))
         outside = segment[: tags[0].start] + segment[tags[-1].end :]
-        answers += boxed_contents(outside)
+        answers += boxed_contents(outside, limit=MAX_ANSWERS)
     else:
-        answers = boxed_contents(segment)
+        answers = boxed_contents(segment, limit=MAX_ANSWERS)
         where = "\\boxed" if answers else ""
+    if len(answers) > MAX_ANSWERS:
+        return None, f"more than {MAX_ANSWERS} stated answers"
     if not answers:
         phrase = answer_phrase(segment)
         if phrase is None:
@@ -171,10 +180,17 @@ def _math_verify() -> Any:
     return math_verify, [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
 
 
-def _parse(latex: str, timeout: int | None) -> Any:
-    def make() -> Any:
+def _parse(latex: str, timeout: int | None) -> list[Any]:
+    """math-verify's parse of ``latex`` (``[sympy_value, text]``), or ``[]`` when it does not parse.
+
+    math-verify falls back to returning the raw text when parsing fails;
+    that fallback is treated as "does not parse".
+    """
+
+    def make() -> list[Any]:
         math_verify, config = _math_verify()
-        return math_verify.parse(f"${latex}$", extraction_config=config, parsing_timeout=timeout)
+        parsed = math_verify.parse(f"${latex}$", extraction_config=config, parsing_timeout=timeout)
+        return parsed if parsed and not isinstance(parsed[0], str) else []
 
     return _PARSED.get_or(latex, make)
 
@@ -268,6 +284,7 @@ class MathAccuracy(Reward):
     """
 
     default_name = "math_accuracy"
+    score_range = (0.0, 1.0)
 
     answer_column: str = "answer"
     timeout: float | None = field(default=10.0, kw_only=True)

@@ -1,0 +1,112 @@
+"""``repetition``: a penalty for repeated n-grams, and ``reasoning_steps``: credit for explicit steps."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.registry import register_reward
+from rewardsmith.core.result import RewardResult
+from rewardsmith.core.reward import Reward
+
+__all__ = ["ReasoningSteps", "Repetition"]
+
+
+@register_reward("repetition", aliases=("repetition_penalty",))
+@dataclass
+class Repetition(Reward):
+    """N-gram repetition penalty: 0 when no n-gram repeats, down to ``max_penalty`` when all do.
+
+    The penalty is ``(1 - distinct n-grams / all n-grams) * max_penalty``
+    over words (lower-cased, split on white space) or tokens
+    (``completion_ids``). Completions shorter than ``ngram_size`` score 0.
+
+    Columns: none. Range: [max_penalty, 0].
+
+    >>> r = Repetition(ngram_size=2)
+    >>> r(completions=["the cat sat on the mat", "go go go go go", "hi"])
+    [0.0, -0.75, 0.0]
+    """
+
+    default_name = "repetition"
+
+    ngram_size: int = 3
+    max_penalty: float = -1.0
+    unit: Literal["words", "tokens"] = "words"
+
+    @property
+    def score_range(self) -> tuple[float, float]:  # type: ignore[override]
+        return (self.max_penalty, 0.0)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.ngram_size < 1:
+            raise RewardConfigError(f"reward {self.name!r}: ngram_size must be >= 1, got {self.ngram_size}")
+        if self.max_penalty > 0:
+            raise RewardConfigError(f"reward {self.name!r}: max_penalty must be <= 0, got {self.max_penalty}")
+        if self.unit not in ("words", "tokens"):
+            raise RewardConfigError(f"reward {self.name!r}: unit must be 'words' or 'tokens', got {self.unit!r}")
+
+    def score(self, completion: str, completion_ids: Any = None) -> RewardResult:
+        if self.unit == "tokens":
+            if completion_ids is None:
+                raise RewardConfigError(
+                    f"reward {self.name!r} counts token n-grams but got no completion_ids; use unit='words' outside TRL"
+                )
+            items: list[Any] = list(completion_ids)
+        else:
+            items = completion.lower().split()
+        n = self.ngram_size
+        total = len(items) - n + 1
+        if total <= 0:
+            return RewardResult(0.0, f"shorter than {n} {self.unit}")
+        distinct = len(set(zip(*(items[i:] for i in range(n)))))
+        repeated = 1.0 - distinct / total
+        penalty = repeated * self.max_penalty if repeated else 0.0
+        return RewardResult(penalty, f"{total - distinct} of {total} {n}-grams repeat")
+
+
+_STEP_MARKER = re.compile(
+    r"(?im)^[ \t]*(?:step\s*\d+\s*[:.)]|\d+\s*[.)]\s|[-*•]\s)"
+    r"|(?:^|(?<=[.!?]\s))(?:first|second|third|next|then|finally|lastly)\b,?"
+)
+
+
+@register_reward("reasoning_steps")
+@dataclass
+class ReasoningSteps(Reward):
+    """Credit for explicit reasoning steps ("Step 1:", numbered or bulleted lines, "First,/Then,/Finally,").
+
+    Each marker counts only when at least ``min_step_chars`` characters of
+    content follow it before the next marker, so a list of empty "Step N:"
+    lines earns nothing. The score is ``min(1, steps / min_steps)``.
+
+    Columns: none. Range: [0, 1].
+
+    >>> r = ReasoningSteps()
+    >>> r(completions=["Step 1: add the apples.\\nStep 2: add the pears.\\nStep 3: sum both totals.",
+    ...                "First, we add the numbers. Then, we divide by two.", "Step 1:\\nStep 2:\\nStep 3:\\n", "42"])
+    [1.0, 0.6666666666666666, 0.0, 0.0]
+    """
+
+    default_name = "reasoning_steps"
+    score_range = (0.0, 1.0)
+
+    min_steps: int = 3
+    min_step_chars: int = 8
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.min_steps < 1:
+            raise RewardConfigError(f"reward {self.name!r}: min_steps must be >= 1, got {self.min_steps}")
+
+    def score(self, completion: str) -> RewardResult:
+        markers = list(_STEP_MARKER.finditer(completion))
+        steps = 0
+        for i, marker in enumerate(markers):
+            end = markers[i + 1].start() if i + 1 < len(markers) else len(completion)
+            if len(completion[marker.end() : end].strip()) >= self.min_step_chars:
+                steps += 1
+        return RewardResult(min(1.0, steps / self.min_steps), f"{steps} step(s) with content")
