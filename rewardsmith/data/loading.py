@@ -98,6 +98,8 @@ def load_source(
 def _from_rows(rows: list[Any], streaming: bool) -> AnyDataset:
     from datasets import Dataset
 
+    if not rows:
+        raise DatasetError("the dataset is empty: the list of rows has no rows; pass at least one dict")
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise DatasetError(f"row {i} of the list is {type(row).__name__}, not a dict of column values")
