@@ -224,3 +224,12 @@ def test_build_prompt_shapes():
         {"role": "system", "content": "new"},
         {"role": "user", "content": "hi"},
     ]
+
+
+@pytest.mark.parametrize("conversational", [True, False])
+def test_chat_reference_after_a_thousand_rows_without_one(conversational):
+    # datasets fixes a column's type from its first batch of 1000 rows; all None there must not break later rows
+    rows = [{"messages": [CONVERSATION[1]]}] * 1000 + [{"messages": CONVERSATION[1:3]}]
+    ds = prepare_dataset(rows, converter="chat", conversational=conversational)
+    assert ds["completion"][:1000] == [None] * 1000
+    assert ds[1000]["completion"] == ([CONVERSATION[2]] if conversational else "Paris.")

@@ -111,7 +111,7 @@ def prepare_dataset(
     first = _first_row(dataset, label)
     columns = list(dataset.column_names or first)
     mapper = _RowMapper(conv, template, system_prompt, conversational, task, label)
-    mapper.validate(first, columns)
+    first_out = mapper.validate(first, columns)
     removed = [c for c in conv.removed_columns if c in columns]
     name = converter if isinstance(converter, str) else type(conv).__name__
     if streaming:
@@ -123,6 +123,7 @@ def prepare_dataset(
         remove_columns=removed or None,
         load_from_cache_file=False,
         new_fingerprint=mapper.fingerprint(dataset._fingerprint),
+        features=_output_features(dataset.features, first_out, conv, conversational, removed),
         desc=f"Preparing prompts ({name})",
     )
 
@@ -150,8 +151,8 @@ class _RowMapper:
     task: str | None
     label: str
 
-    def validate(self, first: dict[str, Any], columns: list[str]) -> None:
-        """Check the columns, the template and the first row before converting everything."""
+    def validate(self, first: dict[str, Any], columns: list[str]) -> dict[str, Any]:
+        """Check the columns, the template and the first row before converting everything; the row's output."""
         missing = self.converter.missing_inputs(columns)
         if missing:
             raise DatasetError(
@@ -168,6 +169,7 @@ class _RowMapper:
                 f"{self.label}: the converter declares the column(s) {', '.join(map(repr, absent))} "
                 f"but did not write them for row 0 (it wrote: {', '.join(out)})"
             )
+        return out
 
     def convert(self, row: dict[str, Any], index: int) -> dict[str, Any]:
         """The output columns for one row (``index`` is for error messages)."""
@@ -200,6 +202,52 @@ class _RowMapper:
         """A name for the converted data's cache file (the data is always recomputed, never read back)."""
         text = f"{source_fingerprint}|{self!r}"
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _output_features(
+    source: Any, first_out: dict[str, Any], converter: Converter, conversational: bool, removed: list[str]
+) -> Any:
+    """The converted data's column types, from the first converted row, or ``None`` to let ``datasets`` infer them.
+
+    ``datasets`` fixes a column's type from the first batch it writes, so a
+    column whose first thousand values are ``None`` (a chat converter's
+    ``completion`` where the first conversations have no assistant turn) could
+    not hold values after that. The converter knows which of its columns hold
+    messages, so when the first row has ``None`` there, the types are set here
+    (from the first row for the other columns). Otherwise, the usual case, and
+    whenever a type is still unknown, ``datasets`` infers them from each batch.
+    """
+    import pyarrow as pa
+    from datasets import Features
+
+    untyped = [column for column in converter.message_columns if first_out.get(column) is None]
+    if not untyped:
+        return None
+
+    def infer(row: dict[str, Any]) -> Features:
+        return Features.from_arrow_schema(pa.Table.from_pylist([row]).schema)
+
+    out = infer(first_out)
+    empty: Any = [{"role": "assistant", "content": ""}] if conversational else ""
+    for column in untyped:
+        out[column] = infer({column: empty})[column]
+    features = {name: feature for name, feature in source.items() if name not in removed}
+    features.update(out)
+    if any(_has_null(feature) for feature in Features(features).arrow_schema.types):
+        return None
+    return Features(features)
+
+
+def _has_null(arrow_type: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_null(arrow_type):
+        return True
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return _has_null(arrow_type.value_type)
+    if pa.types.is_struct(arrow_type):
+        return any(_has_null(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+    return False
 
 
 def _preview(row: Mapping[str, Any], limit: int = 120) -> str:
