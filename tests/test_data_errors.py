@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -196,6 +197,8 @@ def test_unsupported_file_type_and_missing_path(tmp_path):
         prepare_dataset(tmp_path / "rows.txt")
     with pytest.raises(DatasetError, match=r"no such file or folder: .*missing.jsonl"):
         prepare_dataset(tmp_path / "missing.jsonl")
+    with pytest.raises(DatasetError, match=r"no such file or folder: .*data/missing.*resolved from"):
+        prepare_dataset(Path("data/missing"))  # a Path is always local, even when it looks like a Hub name
     with pytest.raises(DatasetError, match="config='main' applies to Hub datasets"):
         prepare_dataset(_write_jsonl(tmp_path / "r.jsonl", [GSM8K_ROW]), config="main", converter="gsm8k")
 

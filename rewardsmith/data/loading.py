@@ -86,7 +86,7 @@ def load_source(
         path = Path(text).expanduser()
         if path.exists():
             return _from_path(path, split, config, streaming, load_kwargs)
-        if not _HUB_NAME.match(text) or path.suffix.lower() in FILE_TYPES:
+        if not isinstance(source, str) or not _HUB_NAME.match(text) or path.suffix.lower() in FILE_TYPES:
             raise DatasetError(
                 f"no such file or folder: {text!r} (relative paths are resolved from {Path.cwd()}). "
                 "Give an existing local path or a Hugging Face Hub dataset name such as 'openai/gsm8k'."
