@@ -15,6 +15,7 @@ jobs, and by name from a YAML config.
 from rewardsmith.core import (
     AsyncReward,
     Batch,
+    DatasetError,
     MissingColumnError,
     Reward,
     RewardConfigError,
@@ -22,6 +23,7 @@ from rewardsmith.core import (
     RewardResult,
     RewardReturnError,
     RewardsmithError,
+    UnknownConverterError,
     UnknownRewardError,
     describe_reward,
     get_reward,
@@ -40,6 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncReward",
     "Batch",
+    "DatasetError",
     "EvaluateResult",
     "MetricResult",
     "MissingColumnError",
@@ -49,6 +52,7 @@ __all__ = [
     "RewardResult",
     "RewardReturnError",
     "RewardsmithError",
+    "UnknownConverterError",
     "UnknownRewardError",
     "__version__",
     "describe_reward",

@@ -21,7 +21,7 @@ DEMO_REWARDS = "think_format, tag_count, gsm8k_accuracy"
 
 def load_demo_sample() -> list[dict[str, Any]]:
     """The bundled demo rows: ``prompt``, ``answer``, ``completion`` and a ``note`` on each."""
-    text = resources.files("rewardsmith.data").joinpath("demo_completions.jsonl").read_text(encoding="utf-8")
+    text = resources.files("rewardsmith.data").joinpath("samples/demo_completions.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 

@@ -1,11 +1,13 @@
 """The reward core: the Reward contract, authoring forms, input normalisation, the engine, the registry."""
 
 from rewardsmith.core.errors import (
+    DatasetError,
     MissingColumnError,
     RewardConfigError,
     RewardExecutionError,
     RewardReturnError,
     RewardsmithError,
+    UnknownConverterError,
     UnknownRewardError,
 )
 from rewardsmith.core.inputs import Batch
@@ -34,6 +36,7 @@ __all__ = [
     "AsyncReward",
     "Batch",
     "BatchFunctionReward",
+    "DatasetError",
     "FunctionReward",
     "MissingColumnError",
     "Reward",
@@ -43,6 +46,7 @@ __all__ = [
     "RewardResult",
     "RewardReturnError",
     "RewardsmithError",
+    "UnknownConverterError",
     "UnknownRewardError",
     "describe_reward",
     "get_reward",

@@ -41,3 +41,16 @@ class RewardReturnError(RewardsmithError, TypeError):
 class RewardExecutionError(RewardsmithError, RuntimeError):
     """Scoring failed and the reward was set up with ``on_error="raise"``,
     or a worker process could not be started."""
+
+
+class DatasetError(RewardConfigError):
+    """A dataset cannot be loaded or prepared as asked.
+
+    Raised before any training or scoring: a file or split that does not
+    exist, an empty dataset, a malformed file (with its line number), a
+    column a converter or template needs but the data lacks.
+    """
+
+
+class UnknownConverterError(DatasetError, LookupError):
+    """A dataset converter name that is not registered."""

@@ -17,12 +17,10 @@ other function is taken to be a factory and called with the settings.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import importlib
 import inspect
 import logging
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -31,6 +29,7 @@ from typing import Any, TypeVar
 
 from rewardsmith.core.errors import RewardConfigError, UnknownRewardError
 from rewardsmith.core.injection import BUILTIN_INPUTS
+from rewardsmith.core.names import check_name, did_you_mean, first_line
 from rewardsmith.core.pickling import load_module_from_file
 from rewardsmith.core.reward import (
     ENGINE_SETTINGS,
@@ -54,7 +53,6 @@ __all__ = [
 logger = logging.getLogger("rewardsmith")
 
 ENTRY_POINT_GROUP = "rewardsmith.rewards"
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 T = TypeVar("T")
 
 
@@ -71,19 +69,12 @@ _LOCK = threading.RLock()
 _plugins_loaded = False
 
 
-def _first_line(doc: str | None) -> str:
-    for line in (doc or "").strip().splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
 def _describe_target(target: Any) -> str:
     doc = getattr(target, "__doc__", None)
     cls = target if isinstance(target, type) else type(target)
     if doc and doc.startswith(f"{cls.__name__}("):  # the signature dataclasses write when there is no docstring
         return ""
-    return _first_line(doc)
+    return first_line(doc)
 
 
 def register_reward(
@@ -126,11 +117,7 @@ def _register_decorator(
             name = target.default_name or snake_case(target.__name__)
         else:
             name = target.name if isinstance(target, Reward) else getattr(target, "__name__", None)
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise RewardConfigError(
-            f"cannot register a reward as {name!r}: names start with a letter or '_' and contain only "
-            "letters, digits, '_' and '-' (':' and '/' are reserved for import and file paths)"
-        )
+    name = check_name(name, "reward")
     entry = _Entry(target, description or _describe_target(target))
     with _LOCK:
         for key in (name, *aliases):
@@ -228,8 +215,7 @@ def _resolve_path(spec: str) -> Any:
     for part in attr.split("."):
         if not hasattr(obj, part):
             public = sorted(n for n in dir(module) if not n.startswith("_"))
-            close = difflib.get_close_matches(part, public, n=3)
-            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            hint = did_you_mean(part, public)
             raise UnknownRewardError(f"reward {spec!r}: {module.__name__!r} has no attribute {part!r}.{hint}")
         obj = getattr(obj, part)
     return obj
@@ -246,8 +232,7 @@ def _find(spec: str) -> Any:
             if ":" in spec or "/" in spec or spec.endswith(".py"):
                 raise
     names = sorted(_REGISTRY)
-    close = difflib.get_close_matches(spec, names, n=3, cutoff=0.5)
-    hint = f" Did you mean: {', '.join(close)}?" if close else ""
+    hint = did_you_mean(spec, names, cutoff=0.5)
     raise UnknownRewardError(
         f"unknown reward {spec!r}.{hint} Registered rewards: {', '.join(names) or 'none'} "
         "(see `rewardsmith rewards list`). A reward can also be named by import path ('pkg.module:fn') "

@@ -1,0 +1,58 @@
+"""Helpers for things looked up by name (rewards, dataset converters): validation, suggestions, descriptions."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from rewardsmith.core.errors import RewardConfigError
+
+__all__ = ["check_name", "did_you_mean", "first_line"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+
+
+def check_name(name: object, what: str) -> str:
+    """``name`` if it can be registered, else a :class:`RewardConfigError` saying what a name may contain.
+
+    >>> check_name("gsm8k", "converter")
+    'gsm8k'
+    >>> check_name("my/reward", "reward")
+    Traceback (most recent call last):
+    ...
+    rewardsmith.core.errors.RewardConfigError: cannot register a reward as 'my/reward': ...
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise RewardConfigError(
+            f"cannot register a {what} as {name!r}: names start with a letter or '_' and contain only "
+            "letters, digits, '_' and '-' (':' and '/' are reserved for import and file paths)"
+        )
+    return name
+
+
+def did_you_mean(name: str, options: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """``" Did you mean: a, b?"`` for the options close to ``name`` (at most three), or ``""``.
+
+    >>> did_you_mean("gsm8", ["gsm8k", "math", "chat"])
+    ' Did you mean: gsm8k?'
+    >>> did_you_mean("zzz", ["gsm8k"])
+    ''
+    """
+    close = difflib.get_close_matches(name, list(options), n=3, cutoff=cutoff)
+    return f" Did you mean: {', '.join(close)}?" if close else ""
+
+
+def first_line(doc: str | None) -> str:
+    """The first non-blank line of a docstring, stripped (``""`` for none).
+
+    >>> first_line('''
+    ...     Turns rows into prompts.
+    ...
+    ...     More text.''')
+    'Turns rows into prompts.'
+    """
+    for line in (doc or "").strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
