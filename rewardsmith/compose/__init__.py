@@ -16,6 +16,7 @@ reward.
 
 from rewardsmith.compose._base import AsyncComposite, Composite
 from rewardsmith.compose.combine import AsyncCombined, Combined, combine, format_and_content
+from rewardsmith.compose.coverage import CoverageError, CoverageReport, coverage
 from rewardsmith.compose.gate import AsyncGated, Gated, gate
 from rewardsmith.compose.groups import normalize_scores, prompt_groups
 from rewardsmith.compose.route import AsyncForTask, AsyncRouted, ForTask, Routed, for_task, route
@@ -28,10 +29,13 @@ __all__ = [
     "AsyncRouted",
     "Combined",
     "Composite",
+    "CoverageError",
+    "CoverageReport",
     "ForTask",
     "Gated",
     "Routed",
     "combine",
+    "coverage",
     "for_task",
     "format_and_content",
     "gate",
