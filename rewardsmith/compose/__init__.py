@@ -16,6 +16,7 @@ reward.
 
 from rewardsmith.compose._base import AsyncComposite, Composite
 from rewardsmith.compose.combine import AsyncCombined, Combined, combine, format_and_content
+from rewardsmith.compose.config import rewards_from_config
 from rewardsmith.compose.coverage import CoverageError, CoverageReport, coverage
 from rewardsmith.compose.gate import AsyncGated, Gated, gate
 from rewardsmith.compose.groups import normalize_scores, prompt_groups
@@ -41,5 +42,6 @@ __all__ = [
     "gate",
     "normalize_scores",
     "prompt_groups",
+    "rewards_from_config",
     "route",
 ]
