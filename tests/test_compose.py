@@ -594,3 +594,19 @@ def test_pickle_round_trip_keeps_behaviour(name, dumps):
 def test_composites_report_the_columns_their_components_need():
     r = combine([from_a, gate("think_format", route({"x": from_b, "y": "gsm8k_accuracy"}))])
     assert r.required_columns == ["a", "task", "b", "answer"]
+
+
+def test_a_reward_routed_twice_on_different_rows_in_one_call_gets_each_set_of_rows():
+    # Each route scores from_a on its own sub-batch of rows; the two sub-batches must never be confused
+    # (a sub-batch freed after the first route must not pass for the second one).
+    first = route({"x": from_a})
+    second = route({"x": from_a, "y": from_a})
+    columns = {"task": ["x", "y", "x", "y", "y"], "a": [1.0, 2.0, 3.0, 4.0, 5.0]}
+    for _ in range(20):
+        assert call(combine([first, second], missing="zero"), **dict(columns)) == [2.0, 2.0, 6.0, 4.0, 5.0]
+
+
+def test_a_config_error_in_an_async_composite_is_raised():
+    RUNNING.update(now=0, most=0)
+    with pytest.raises(MissingColumnError, match="needs the dataset column 'b'"):
+        call(combine([overlapping, from_b]), a=[1.0])

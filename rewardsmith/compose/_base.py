@@ -78,23 +78,28 @@ def _leaf_result(reward: Reward, batch: Batch, raw: list[Any], rich: bool) -> Sc
     return scored
 
 
-def _evaluate(reward: Reward, batch: Batch, rich: bool, memo: dict[tuple[int, int], Scored]) -> Scored:
+# The memo of one call maps (id(component), id(batch)) to (batch, result). It holds the batch
+# itself so that a sub-batch cannot be freed during the call and its id reused by another one.
+Memo = dict[tuple[int, int], tuple[Batch, Any]]
+
+
+def _evaluate(reward: Reward, batch: Batch, rich: bool, memo: Memo) -> Scored:
     """Score one sync component on one batch (once per call: see the module docs)."""
     key = (id(reward), id(batch))
     found = memo.get(key)
     if found is not None:
-        return found
+        return found[1]
     if not len(batch):
         result = Scored([])
     elif isinstance(reward, Composite):
         result = _drive(reward._steps(batch, rich), rich, memo)
     else:
         result = _leaf_result(reward, batch, reward._safe_score_batch(batch), rich)
-    memo[key] = result
+    memo[key] = (batch, result)
     return result
 
 
-async def _aevaluate_uncached(reward: Reward, batch: Batch, rich: bool, memo: dict[Any, Any]) -> Scored:
+async def _aevaluate_uncached(reward: Reward, batch: Batch, rich: bool, memo: Memo) -> Scored:
     if not len(batch):
         return Scored([])
     if isinstance(reward, AsyncComposite):
@@ -106,16 +111,16 @@ async def _aevaluate_uncached(reward: Reward, batch: Batch, rich: bool, memo: di
     return await asyncio.to_thread(_evaluate, reward, batch, rich, {})
 
 
-async def _aevaluate(reward: Reward, batch: Batch, rich: bool, memo: dict[Any, Any]) -> Scored:
-    """Score one component on one batch inside an async composite (once per call)."""
+async def _aevaluate(reward: Reward, batch: Batch, rich: bool, memo: Memo) -> Scored:
+    """Score one component on one batch inside an async composite (once per call; the memo holds tasks)."""
     key = (id(reward), id(batch))
-    task = memo.get(key)
-    if task is None:
-        task = memo[key] = asyncio.ensure_future(_aevaluate_uncached(reward, batch, rich, memo))
-    return await task
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = (batch, asyncio.ensure_future(_aevaluate_uncached(reward, batch, rich, memo)))
+    return await found[1]
 
 
-def _drive(steps: Steps, rich: bool, memo: dict[Any, Any]) -> Scored:
+def _drive(steps: Steps, rich: bool, memo: Memo) -> Scored:
     """Run a composite's steps, scoring each request in turn."""
     try:
         requests = next(steps)
@@ -125,12 +130,18 @@ def _drive(steps: Steps, rich: bool, memo: dict[Any, Any]) -> Scored:
         return stop.value
 
 
-async def _adrive(steps: Steps, rich: bool, memo: dict[Any, Any]) -> Scored:
+async def _adrive(steps: Steps, rich: bool, memo: Memo) -> Scored:
     """Run a composite's steps, scoring the requests of each step concurrently."""
     try:
         requests = next(steps)
         while True:
-            results = await asyncio.gather(*(_aevaluate(r, b, rich, memo) for r, b in requests))
+            tasks = [asyncio.ensure_future(_aevaluate(r, b, rich, memo)) for r, b in requests]
+            try:
+                results = await asyncio.gather(*tasks)
+            except BaseException:
+                for task in tasks:  # one component raised (a config error): stop the others
+                    task.cancel()
+                raise
             requests = steps.send(list(results))
     except StopIteration as stop:
         return stop.value

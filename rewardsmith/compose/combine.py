@@ -115,6 +115,7 @@ class Combined(Composite):
         weights = self.effective_weights
         total = math.fsum(abs(w) for w in weights)
         renormalize = self.missing == "renormalize"
+        counting = sum(1 for w in weights if w)
         out: list[Any] = []
         failed: set[int] = set()
         for i in range(n):
@@ -127,7 +128,7 @@ class Combined(Composite):
                 failed.update([i] if broken else [])
             else:
                 score = math.fsum(w * s for w, s in terms)
-                if renormalize and len(terms) < sum(1 for w in weights if w):
+                if renormalize and len(terms) < counting:
                     score *= total / math.fsum(abs(w) for w, _ in terms)
             out.append(self._result(i, score, results, used, weights, broken) if rich else score)
         return Scored(out, failed)
