@@ -60,7 +60,10 @@ class Scored:
     @property
     def scores(self) -> list[float | None]:
         """The score of each row (``None``: not scored)."""
-        return [v.score if isinstance(v, RewardResult) else v for v in self.values]
+        values = self.values
+        if RewardResult not in set(map(type, values)):  # plain scores (checked in C, for the whole batch)
+            return values
+        return [v.score if isinstance(v, RewardResult) else v for v in values]
 
 
 def _is_failure(raw: Any) -> bool:
@@ -72,9 +75,9 @@ def _is_failure(raw: Any) -> bool:
 def _leaf_result(reward: Reward, batch: Batch, raw: list[Any], rich: bool) -> Scored:
     values = reward._finish(batch, raw, rich)
     scored = Scored(values)
-    for index, (before, after) in enumerate(zip(raw, scored.scores)):
-        if after is None and _is_failure(before):
-            scored.failed.add(index)
+    scores = scored.scores
+    if None in scores:  # only a row scored None can have failed
+        scored.failed.update(i for i, (a, b) in enumerate(zip(raw, scores)) if b is None and _is_failure(a))
     return scored
 
 

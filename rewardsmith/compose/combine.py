@@ -115,6 +115,13 @@ class Combined(Composite):
         weights = self.effective_weights
         total = math.fsum(abs(w) for w in weights)
         renormalize = self.missing == "renormalize"
+        if not rich and not any(None in s for s in used):
+            # Every component scored every row (the common case): a plain weighted sum, column by column.
+            total_scores = [0.0] * n
+            for w, s in zip(weights, used):
+                if w:
+                    total_scores = [t + w * v for t, v in zip(total_scores, s)]
+            return Scored(total_scores)
         counting = sum(1 for w in weights if w)
         out: list[Any] = []
         failed: set[int] = set()
@@ -127,7 +134,9 @@ class Combined(Composite):
                 score = None
                 failed.update([i] if broken else [])
             else:
-                score = math.fsum(w * s for w, s in terms)
+                score = 0.0
+                for w, s in terms:  # in component order, like the fast path above: same rows, same floats
+                    score += w * s
                 if renormalize and len(terms) < counting:
                     score *= total / math.fsum(abs(w) for w, _ in terms)
             out.append(self._result(i, score, results, used, weights, broken) if rich else score)

@@ -73,6 +73,9 @@ def _zscore(values: Sequence[float]) -> list[float]:
     # Scaled by the largest deviation first, so that tiny or huge scores neither underflow nor overflow.
     scale = max(map(abs, deviations))
     unit = [d / scale for d in deviations]
+    # The rounding of the mean can be large next to the deviations when the scores are close: centre again.
+    residual = math.fsum(unit) / len(unit)
+    unit = [u - residual for u in unit]
     std = math.sqrt(math.fsum(u * u for u in unit) / len(unit))
     return [u / std for u in unit]
 
