@@ -201,6 +201,7 @@ def test_a_component_used_twice_is_scored_once_per_call():
         ({"normalize": "softmax"}, "normalize must be one of 'minmax', 'zscore', 'rank'"),
         ({"missing": "skip"}, "missing must be 'renormalize'"),
         ({"group_size": 0}, "group_size must be a whole number"),
+        ({"weights": [0, 0.0]}, "every weight is 0"),
     ],
 )
 def test_combine_rejects_bad_settings(kwargs, message):

@@ -58,6 +58,8 @@ class Combined(Composite):
                     f"({', '.join(r.name for r in self.rewards)}); give one weight per reward"
                 )
             self.weights = [as_weight(w, f"the weight of {r.name!r}") for w, r in zip(self.weights, self.rewards)]
+            if not any(self.weights):
+                raise RewardConfigError("combine: every weight is 0, so no component would count; give one a weight")
         if self.normalize is not None and self.normalize not in NORMALIZE_CHOICES:
             raise RewardConfigError(
                 f"normalize must be one of {', '.join(map(repr, NORMALIZE_CHOICES))} or None, got {self.normalize!r}"
