@@ -110,3 +110,8 @@ def test_bad_datasets_are_clear_errors():
         coverage([1, 2], ["think_format"])
     with pytest.raises(Exception, match="different lengths"):
         coverage({"a": [1], "b": [1, 2]}, ["think_format"])
+
+
+def test_the_report_counts_rows_in_words():
+    report = coverage(ROWS[:1], [needs_answer])
+    assert str(report).splitlines() == ["1 row", "  needs_answer: scores 1 row (100.0%)"]

@@ -95,14 +95,18 @@ class CoverageReport:
         return sorted(i for rows in self.uncovered.values() for i in rows)
 
     def __str__(self) -> str:
-        lines = [f"{self.rows} rows"]
-        lines += [f"  {name}: scores {count} rows ({_pct(count, self.rows)})" for name, count in self.scored_by.items()]
+        lines = [_count(self.rows)]
+        lines += [f"  {name}: scores {_count(n)} ({_pct(n, self.rows)})" for name, n in self.scored_by.items()]
         missing = self.uncovered_rows
         if missing:
-            lines.append(f"  not scored by any reward: {len(missing)} rows ({_pct(len(missing), self.rows)})")
+            lines.append(f"  not scored by any reward: {_count(len(missing))} ({_pct(len(missing), self.rows)})")
             for reason, rows in self.uncovered.items():
                 lines.append(f"    {_list_rows(rows)}: {reason}")
         return "\n".join(lines)
+
+
+def _count(rows: int) -> str:
+    return f"{rows} row{'' if rows == 1 else 's'}"
 
 
 def _pct(part: int, whole: int) -> str:
@@ -112,7 +116,7 @@ def _pct(part: int, whole: int) -> str:
 def _list_rows(rows: list[int], most: int = 8) -> str:
     """``1 row (3)``, ``12 rows (0, 1, 2, ... and 9 more)``."""
     shown = ", ".join(map(str, rows[:most])) + (f", ... and {len(rows) - most} more" if len(rows) > most else "")
-    return f"{len(rows)} row{'s' if len(rows) != 1 else ''} ({shown})"
+    return f"{_count(len(rows))} ({shown})"
 
 
 def _walk(reward: Reward, path: str) -> Iterator[tuple[Reward, str]]:
