@@ -117,14 +117,14 @@ def test_kwargs_reach_the_reward_including_engine_settings():
             [{"name": "think_format", "wieght": 2}],
             None,
             RewardConfigError,
-            r"rewards\[0\]: unknown key 'wieght' in a 'name' entry. Did you mean 'weight'\? "
+            r"rewards\[0\]: unknown key 'wieght' in a 'name' entry. Did you mean: weight\? "
             r"Allowed: name, kwargs, weight, as",
         ),
         (
             [{"gate": {"condition": "think_format", "reward": "tag_count", "treshold": 0.5}}],
             None,
             RewardConfigError,
-            r"rewards\[0\].gate: unknown key 'treshold' in gate. Did you mean 'threshold'\? "
+            r"rewards\[0\].gate: unknown key 'treshold' in gate. Did you mean: threshold\? "
             r"Allowed: condition, reward, threshold, otherwise, lazy",
         ),
         ([{"gate": {"condition": "think_format"}}], None, RewardConfigError, r"gate needs 'reward'"),
@@ -132,7 +132,7 @@ def test_kwargs_reach_the_reward_including_engine_settings():
             [{"nmae": "think_format"}],
             None,
             RewardConfigError,
-            r"needs one of the keys name, gate, route.*Did you mean 'name'",
+            r"needs one of the keys name, gate, route.*Did you mean: name",
         ),
         ([{"name": "think_format", "gate": {}}], None, RewardConfigError, r"it has 'name' and 'gate'"),
         (

@@ -21,7 +21,6 @@ separately. ``kwargs`` are the reward's settings, engine settings included
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ from rewardsmith.compose.combine import MISSING_CHOICES, combine, format_and_con
 from rewardsmith.compose.gate import gate
 from rewardsmith.compose.route import route
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.registry import get_reward
 from rewardsmith.core.reward import Reward
 
@@ -54,8 +54,7 @@ def _fail(path: str, message: str, exc_type: type[RewardConfigError] = RewardCon
 def _check_keys(path: str, given: Mapping[str, Any], allowed: Sequence[str], what: str) -> None:
     for key in given:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(str(key), allowed)
             raise _fail(path, f"unknown key {key!r} in {what}.{hint} Allowed: {', '.join(allowed)}")
 
 
@@ -65,8 +64,7 @@ def _kind(path: str, entry: Mapping[str, Any]) -> str:
         return kinds[0]
     if kinds:
         raise _fail(path, f"an entry is one reward; it has {' and '.join(map(repr, kinds))}. Use one per entry")
-    close = difflib.get_close_matches(next(iter(entry), ""), list(_KINDS), n=1) if entry else []
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(str(next(iter(entry), "")), _KINDS) if entry else ""
     raise _fail(
         path,
         f"an entry needs one of the keys {', '.join(_KINDS)} (or is a reward name); got keys "
