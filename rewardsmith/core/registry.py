@@ -148,8 +148,14 @@ def _label(target: Any) -> str:
     return f"from {module}"
 
 
+#: Packages whose modules register the built-in rewards when imported (imported on first lookup, so that
+#: the core does not depend on the layers below it).
+BUILTIN_PACKAGES = ("rewardsmith.rewards", "rewardsmith.judges")
+
+
 def _load_builtins() -> None:
-    importlib.import_module("rewardsmith.rewards")
+    for package in BUILTIN_PACKAGES:
+        importlib.import_module(package)
 
 
 def _load_plugins() -> None:
