@@ -375,6 +375,9 @@ class ChatJudge(AsyncReward):
         rows = self.injection.rows(batch)
         if rows:
             self._preflight(rows[0])
+        cache = self._state().get("cache")
+        if cache is not None:
+            cache.open()
         async with self._session(secret) as session:
             results = await self.arun_samples(rows)
         self._log_batch(batch, session.usage, results)

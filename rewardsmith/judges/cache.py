@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.core.errors import RewardConfigError
+
 __all__ = ["CachedAnswer", "JudgeCache", "default_cache_path", "request_key"]
 
 _SCHEMA = """
@@ -104,12 +106,17 @@ class JudgeCache:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute(_SCHEMA)
             except (OSError, sqlite3.Error) as exc:
-                raise OSError(
+                raise RewardConfigError(
                     f"cannot open the judge cache at {str(self.path)!r} ({exc}); give the reward another "
                     "cache=PATH, or cache=None to turn caching off"
                 ) from exc
             self._conn, self._pid = conn, os.getpid()
         return self._conn
+
+    def open(self) -> None:
+        """Open (and create) the cache now; a :class:`RewardConfigError` says what to do if it cannot be."""
+        with self._lock:
+            self._connection()
 
     def get(self, key: str) -> CachedAnswer | None:
         """The stored answer for ``key``, or ``None``."""
