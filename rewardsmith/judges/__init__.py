@@ -15,7 +15,10 @@ from rewardsmith.judges.base import ChatJudge, Judgement, JudgeUsage, JudgeVerdi
 from rewardsmith.judges.cache import JudgeCache
 from rewardsmith.judges.chat import JudgeRequestError, RetryPolicy
 from rewardsmith.judges.llm_judge import LLMJudge, ReferenceFidelity
+from rewardsmith.judges.local_model import LocalModelReward
+from rewardsmith.judges.perplexity import Perplexity
 from rewardsmith.judges.principles import PRINCIPLE_LIBRARY, Principle, Principles
+from rewardsmith.judges.reward_model import RewardModel
 from rewardsmith.judges.verdict import Verdict, parse_verdict
 
 __all__ = [
@@ -27,10 +30,13 @@ __all__ = [
     "JudgeVerdictError",
     "Judgement",
     "LLMJudge",
+    "LocalModelReward",
+    "Perplexity",
     "Principle",
     "Principles",
     "ReferenceFidelity",
     "RetryPolicy",
+    "RewardModel",
     "Verdict",
     "parse_verdict",
 ]
