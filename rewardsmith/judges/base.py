@@ -39,7 +39,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import Failure, RewardResult
 from rewardsmith.core.reward import AsyncReward
 from rewardsmith.judges.cache import CachedAnswer, JudgeCache, default_cache_path, request_key
-from rewardsmith.judges.chat import ChatAnswer, JudgeRequestError, RetryPolicy, post_chat
+from rewardsmith.judges.chat import ChatAnswer, JudgeRequestError, RetryPolicy, post_chat, shared_ssl_context
 from rewardsmith.judges.ratelimit import RateLimiter
 from rewardsmith.judges.verdict import Verdict, parse_verdict
 
@@ -99,26 +99,51 @@ class Judgement:
 
 
 class _Session:
-    """One batch's HTTP client, concurrency slots, in-batch deduplication and counts."""
+    """One batch's HTTP clients, concurrency slots, in-batch deduplication and counts.
 
-    def __init__(self, judge: ChatJudge, client: Any, secret: str | None, limiter: RateLimiter | None) -> None:
+    Each concurrency slot has its own client with a single connection:
+    ``httpcore``'s pool spends time in proportion to connections x queued
+    requests on every hand-out, which made one shared 32-connection client
+    CPU-bound at a few milliseconds per request; one connection per client
+    keeps that constant.
+    """
+
+    def __init__(self, judge: ChatJudge, secret: str | None, limiter: RateLimiter | None) -> None:
         self.judge = judge
-        self.client = client
         self.secret = secret
         self.limiter = limiter
         self.semaphore = asyncio.Semaphore(judge.max_concurrency)
+        self.idle: list[Any] = []
+        self.clients: list[Any] = []
         self.tasks: dict[str, asyncio.Task[ChatAnswer]] = {}
         self.usage = JudgeUsage()
         self.dead: str | None = None
         self.succeeded = False
 
+    def _new_client(self) -> Any:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.secret}"} if self.secret else {}
+        client = httpx.AsyncClient(
+            headers=headers,
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            timeout=self.judge.request_timeout,
+            verify=shared_ssl_context(),
+        )
+        self.clients.append(client)
+        return client
+
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    async def slot(self) -> AsyncIterator[Any]:
         async with self.semaphore:
             if self.limiter is not None:
                 await self.limiter.acquire()
             self.usage.requests += 1
-            yield
+            client = self.idle.pop() if self.idle else self._new_client()
+            try:
+                yield client
+            finally:
+                self.idle.append(client)
 
     def _retried(self, problem: str) -> None:
         self.usage.retries += 1
@@ -129,13 +154,12 @@ class _Session:
         judge = self.judge
         try:
             answer = await post_chat(
-                self.client,
+                self.slot,
                 judge.base_url.rstrip("/") + "/chat/completions",
                 body,
                 policy=judge.retry_policy,
                 timeout=judge.request_timeout,
                 secret=self.secret,
-                before_attempt=self.slot,
                 on_retry=self._retried,
             )
         except JudgeRequestError as exc:
@@ -161,7 +185,8 @@ class _Session:
         for task in self.tasks.values():  # retrieve every outcome, so none is reported as never retrieved
             with contextlib.suppress(BaseException):
                 await task
-        await self.client.aclose()
+        for client in self.clients:
+            await client.aclose()
 
 
 @dataclass(kw_only=True, eq=False)
@@ -356,12 +381,7 @@ class ChatJudge(AsyncReward):
 
     @contextlib.asynccontextmanager
     async def _session(self, secret: str | None) -> AsyncIterator[_Session]:
-        import httpx
-
-        headers = {"Authorization": f"Bearer {secret}"} if secret else {}
-        limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
-        client = httpx.AsyncClient(headers=headers, limits=limits, timeout=self.request_timeout)
-        session = _Session(self, client, secret, self._state().get("limiter"))
+        session = _Session(self, secret, self._state().get("limiter"))
         token = _SESSION.set(session)
         try:
             yield session

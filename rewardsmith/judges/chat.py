@@ -27,13 +27,39 @@ import asyncio
 import email.utils
 import json
 import random
+import ssl
+import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ChatAnswer", "JudgeRequestError", "RetryPolicy", "parse_retry_after", "post_chat", "redact"]
+__all__ = [
+    "ChatAnswer",
+    "JudgeRequestError",
+    "RetryPolicy",
+    "parse_retry_after",
+    "post_chat",
+    "redact",
+    "shared_ssl_context",
+]
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429})
+
+
+_SSL: dict[str, ssl.SSLContext] = {}
+_SSL_LOCK = threading.Lock()
+
+
+def shared_ssl_context() -> ssl.SSLContext:
+    """One SSL context per process for every judge client (building one costs about 40 ms; clients are many)."""
+    with _SSL_LOCK:
+        if "default" not in _SSL:
+            import httpx
+
+            _SSL["default"] = httpx.create_ssl_context()
+        return _SSL["default"]
 
 
 class JudgeRequestError(RuntimeError):
@@ -171,21 +197,21 @@ def _read_answer(response: Any, attempts: int) -> ChatAnswer:
 
 
 async def post_chat(
-    client: Any,
+    acquire: Callable[[], AbstractAsyncContextManager[Any]],
     url: str,
     body: dict[str, Any],
     *,
     policy: RetryPolicy,
     timeout: float,
     secret: str | None = None,
-    before_attempt: Any = None,
-    on_retry: Any = None,
+    on_retry: Callable[[str], None] | None = None,
 ) -> ChatAnswer:
-    """Send one chat request with ``client`` (an ``httpx.AsyncClient``), retrying as the module describes.
+    """Send one chat request, retrying as the module describes.
 
-    ``before_attempt`` is awaited before every attempt (rate limiting and
-    concurrency slots go there; it returns an async context manager held for
-    the attempt), ``on_retry(reason)`` is called before every retry. Raises
+    ``acquire()`` is entered for every attempt and gives the ``httpx.AsyncClient``
+    to send it with (concurrency slots and rate limiting go there; the slot is
+    held for the attempt only, not for the waits between attempts).
+    ``on_retry(reason)`` is called before every retry. Raises
     :class:`JudgeRequestError` when the request fails for good.
     """
     import httpx
@@ -195,11 +221,9 @@ async def post_chat(
         attempts += 1
         retry_after: float | None = None
         try:
-            if before_attempt is not None:
-                async with before_attempt():
-                    response = await client.post(url, json=body, timeout=timeout)
-            else:
+            async with acquire() as client:
                 response = await client.post(url, json=body, timeout=timeout)
+                await response.aread()
         except httpx.TimeoutException:
             problem, status, connection = f"no answer within request_timeout={timeout:g}s", None, False
         except httpx.TransportError as exc:

@@ -5,8 +5,8 @@ background thread of this process. What it answers is up to you: a function of
 the request (``respond``), optionally preceded by a queue of scripted replies
 (``script``): verdicts, delays, ``429`` with ``Retry-After``, ``500``, a body
 that is not JSON, or a request that hangs. It records every request and counts
-how many are in flight at once, so a test can check retries, concurrency limits
-and caching from the server's side.
+how many are in flight at once (also served as JSON at ``GET /v1/stats``), so a
+test can check retries, concurrency limits and caching from the server's side.
 
 >>> from rewardsmith.judges.testing import LocalChatServer, Reply
 >>> import httpx
@@ -226,6 +226,16 @@ def _make_handler(server: LocalChatServer) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             pass
+
+        def do_GET(self) -> None:  # /stats: the counts, for a server run in another process
+            with server._lock:
+                stats = {"requests": len(server.requests), "max_in_flight": server.max_in_flight}
+            data = json.dumps(stats).encode()
+            self.send_response(200 if self.path.rstrip("/").endswith("/stats") else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
