@@ -7,7 +7,10 @@ flight. The judge runs with its cache off (every judgement is a request) and
 512 distinct completions (no in-batch deduplication).
 
 The sequential time (max_concurrency=1) is measured on 32 judgements and
-extrapolated to 512 (x16), which the output says.
+extrapolated to 512 (x16), which the output says. The client's CPU time per
+judgement is printed too: on a busy 2-core machine the client, the server
+and everything else share the cores, and the ratio to the ideal grows with
+the load while the CPU cost per judgement does not.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -58,6 +62,9 @@ def main() -> None:
             assert all(s is not None for s in scores)
 
         times = interleaved({"concurrent": run_concurrent, "sequential": run_sequential}, rounds=5)
+        cpu_start = time.process_time()
+        run_concurrent()
+        client_cpu = time.process_time() - cpu_start
         with urllib.request.urlopen(base_url + "/stats") as response:
             stats = json.load(response)
     finally:
@@ -77,6 +84,7 @@ def main() -> None:
     )
     print(f"  speed-up             {sequential_512 / times['concurrent']:.1f}x over sequential")
     print(f"  server saw at most   {stats['max_in_flight']} requests in flight ({stats['requests']} requests in all)")
+    print(f"  client CPU           {client_cpu / N * 1000:.2f} ms per judgement (this process, one concurrent run)")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ A name given to :func:`get_reward` resolves, in order, to:
 2. a plug-in reward from an installed package's ``rewardsmith.rewards`` entry
    points;
 3. an import path, ``pkg.module:attr`` or ``pkg.module.attr``;
-4. a file path, ``./my_rewards.py:attr``.
+4. a file path, ``./my_rewards.py:attr``;
+5. failing those, a model folder (with a ``config.json``) or a Hub id
+   ``org/name``: the registered ``reward_model`` for that model, as TRL
+   loads strings in ``reward_funcs`` as reward models.
 
 Whatever is found is made into a reward with the settings: a ``Reward`` is
 reconfigured, a ``Reward`` subclass or any other class is instantiated, a

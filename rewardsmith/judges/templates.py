@@ -49,7 +49,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 _VERDICT_INSTRUCTIONS = (
-    "Think about the rubric, then answer with a JSON object and nothing else: "
+    "Answer with only a JSON object, the reason first: "
     '{"reason": "<one or two sentences>", "score": <an integer from {{ scale_min }} to {{ scale_max }}>}'
 )
 
