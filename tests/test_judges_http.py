@@ -165,7 +165,7 @@ def test_requests_per_minute_spaces_requests(server, make_judge):
     run(judge, completions=[f"answer {i}" for i in range(1, 7)])
     starts = sorted(r.started for r in server.requests)
     gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert len(starts) == 6 and min(gaps) >= 0.09, gaps
+    assert len(starts) == 6 and min(gaps) >= 0.07 and starts[-1] - starts[0] >= 0.48, gaps
 
 
 def test_cache_hit_on_rerun_costs_no_request(server, make_judge, tmp_path):

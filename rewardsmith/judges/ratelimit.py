@@ -5,9 +5,10 @@ synchronous code runs each call on a fresh loop; an ``asyncio`` primitive
 belongs to one loop, so the limiter keeps its state in plain numbers behind a
 thread lock and only *sleeps* with ``asyncio``.
 
-Requests are spaced evenly, ``60 / requests_per_minute`` seconds apart (no
-bursts), so no 60-second window ever holds more than the limit. Retries are
-requests too and take their turn.
+Requests are spaced evenly, at least ``60 / requests_per_minute`` seconds
+apart (no bursts), so no 60-second window ever holds more than the limit.
+Retries are requests too and take their turn. The limit holds per process:
+with several training processes, give each its share.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class RateLimiter:
     ...     start = time.monotonic()
     ...     await asyncio.gather(*(limiter.acquire() for _ in range(5)))
     ...     return time.monotonic() - start
-    >>> 0.19 <= asyncio.run(five()) < 0.5  # slots at 0, 50, 100, 150, 200 ms
+    >>> 0.19 <= asyncio.run(five()) < 0.6  # slots at 0, 50, 100, 150, 200 ms (or later, never sooner)
     True
     """
 
@@ -39,16 +40,24 @@ class RateLimiter:
         self._next = 0.0
         self._lock = threading.Lock()
 
-    def reserve(self) -> float:
-        """Take the next free slot; return how many seconds to wait for it."""
+    def try_acquire(self) -> float:
+        """Take the slot if it is free now (return 0.0), else return how many seconds until it is."""
         with self._lock:
             now = time.monotonic()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-            return slot - now
+            if now >= self._next:
+                self._next = now + self.interval
+                return 0.0
+            return self._next - now
 
     async def acquire(self) -> None:
-        """Wait for the next free slot."""
-        wait = self.reserve()
-        if wait > 0:
+        """Wait until a slot is free, and take it.
+
+        Slots are granted at the moment they are taken, not reserved in
+        advance, so a caller that wakes late does not squeeze the next
+        request closer to its own.
+        """
+        while True:
+            wait = self.try_acquire()
+            if wait <= 0:
+                return
             await asyncio.sleep(wait)
