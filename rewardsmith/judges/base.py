@@ -182,9 +182,8 @@ class _Session:
         pending = [t for t in self.tasks.values() if not t.done()]
         for task in pending:
             task.cancel()
-        for task in self.tasks.values():  # retrieve every outcome, so none is reported as never retrieved
-            with contextlib.suppress(BaseException):
-                await task
+        # retrieve every outcome, so that none is reported as never retrieved
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
         for client in self.clients:
             await client.aclose()
 
@@ -322,8 +321,13 @@ class ChatJudge(AsyncReward):
         body.update(self.extra_body)
         return body
 
+    @property
+    def _priced(self) -> bool:
+        return self.input_price is not None and self.output_price is not None
+
     def _cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
-        if self.input_price is None or self.output_price is None:
+        """The estimated cost of one request in USD (``None`` without prices or token counts)."""
+        if not self._priced:
             return None
         if prompt_tokens is None or completion_tokens is None:
             return None
@@ -345,7 +349,7 @@ class ChatJudge(AsyncReward):
         if stored is not None:
             session.usage.cache_hits += 1
             verdict = parse_verdict(stored.content, self.scale)
-            cost = 0.0 if self._cost(0, 0) is not None else None
+            cost = 0.0 if self._priced else None  # it costs nothing now
             return Judgement(verdict, stored.content, stored.prompt_tokens, stored.completion_tokens, True, 0, cost)
         try:
             answer, shared = await session.ask(body, key)
@@ -355,7 +359,7 @@ class ChatJudge(AsyncReward):
         verdict = parse_verdict(answer.content, self.scale)
         if shared:
             session.usage.cache_hits += 1
-            cost = 0.0 if self._cost(0, 0) is not None else None
+            cost = 0.0 if self._priced else None
             attempts = 0
         else:
             cost = self._cost(answer.prompt_tokens, answer.completion_tokens)
@@ -420,7 +424,7 @@ class ChatJudge(AsyncReward):
         log(f"{name}/cache_hits", float(usage.cache_hits))
         log(f"{name}/prompt_tokens", float(usage.prompt_tokens))
         log(f"{name}/completion_tokens", float(usage.completion_tokens))
-        if self.input_price is not None and self.output_price is not None:
+        if self._priced:
             log(f"{name}/cost_usd", usage.cost_usd)
         for key, value in self._batch_metrics(results).items():
             log(f"{name}/{key}", value)
