@@ -89,6 +89,7 @@ def test_grpo_with_an_llm_judge_on_a_local_server(tiny_model, tmp_path):
         np.testing.assert_allclose(frame["llm_judge"].to_numpy(dtype=float), expected, rtol=1e-6)
         assert entry["rewards/llm_judge/mean"] == pytest.approx(float(np.mean(expected)), rel=1e-5)
         assert entry["llm_judge/errors"] == 0.0 and "llm_judge/requests" in entry
+        assert set(frame["llm_judge_reason"]) == {"vowels"}  # the judge's reasons, beside each completion
         completions += len(texts)
     assert 0 < len(server.requests) <= completions  # repeated completions were asked once
     assert judge.usage.requests + judge.usage.cache_hits == completions

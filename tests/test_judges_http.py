@@ -292,13 +292,16 @@ def test_judges_run_concurrently_inside_an_event_loop(server, make_judge):
 
 def test_usage_is_logged_through_log_metric(server, make_judge):
     logged: dict[str, list[float]] = {}
+    extra: dict[str, list[str]] = {}
     judge = make_judge(input_price=1.0, output_price=1.0)
     for _ in range(2):
         run(
             judge,
             completions=["answer 1", "answer 1", "answer 2"],
             log_metric=lambda name, value: logged.setdefault(name, []).append(value),
+            log_extra=lambda column, values: extra.setdefault(column, []).extend(values),
         )
+    assert extra == {"llm_judge_reason": ["graded"] * 6}
     assert logged["llm_judge/requests"] == [2.0, 0.0]
     assert logged["llm_judge/cache_hits"] == [1.0, 3.0]
     assert logged["llm_judge/prompt_tokens"] == [240.0, 0.0]

@@ -16,7 +16,8 @@ batch it opens one HTTP client and scores the samples concurrently:
   decides), is counted in ``<name>/errors`` and logged once per kind;
 * token counts, the estimated cost (when prices are set) and cache hits are
   in each sample's metrics (``explain``), in :attr:`ChatJudge.usage`, and
-  logged per batch through TRL's ``log_metric``.
+  logged per batch through TRL's ``log_metric``; the judge's reasons go to
+  TRL's completions table (``log_extra``) as the column ``<name>_reason``.
 
 The API key is read from the environment variable named by ``api_key_env``
 when a batch starts, and held only by that batch's HTTP client: it is not a
@@ -415,10 +416,13 @@ class ChatJudge(AsyncReward):
         return {}
 
     def _log_batch(self, batch: Batch, usage: JudgeUsage, results: Sequence[Any]) -> None:
+        name = self.name
+        log_extra = batch.extras.get("log_extra")
+        if callable(log_extra):  # the judge's reasons, as a column of TRL's completions table
+            log_extra(f"{name}_reason", [_reason_text(r) for r in results])
         log = batch.log_metric
         if log is None:
             return
-        name = self.name
         log(f"{name}/requests", float(usage.requests))
         log(f"{name}/retries", float(usage.retries))
         log(f"{name}/cache_hits", float(usage.cache_hits))
@@ -428,6 +432,12 @@ class ChatJudge(AsyncReward):
             log(f"{name}/cost_usd", usage.cost_usd)
         for key, value in self._batch_metrics(results).items():
             log(f"{name}/{key}", value)
+
+
+def _reason_text(result: Any) -> str:
+    if isinstance(result, Failure):
+        return f"{result.kind}: {result.message}"
+    return result.reason if isinstance(result, RewardResult) else ""
 
 
 def mean_metric(results: Sequence[Any], key: str) -> float | None:
