@@ -2,7 +2,8 @@
 
 :class:`ChatJudge` is the base of the judges that ask an OpenAI-compatible
 chat endpoint (``llm_judge``, ``reference_fidelity``, ``principles``). Per
-batch it opens one HTTP client and scores the samples concurrently:
+batch it opens one connection per concurrency slot and scores the samples
+concurrently:
 
 * at most ``max_concurrency`` requests in flight, and at most
   ``requests_per_minute`` sent (retries included);
@@ -20,7 +21,7 @@ batch it opens one HTTP client and scores the samples concurrently:
   TRL's completions table (``log_extra``) as the column ``<name>_reason``.
 
 The API key is read from the environment variable named by ``api_key_env``
-when a batch starts, and held only by that batch's HTTP client: it is not a
+when a batch starts, and held only by that batch's connections: it is not a
 setting, so it is never in a repr, a pickle, a config dump or a log line.
 """
 
@@ -40,8 +41,9 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import Failure, RewardResult
 from rewardsmith.core.reward import AsyncReward
 from rewardsmith.judges.cache import CachedAnswer, JudgeCache, default_cache_path, request_key
-from rewardsmith.judges.chat import ChatAnswer, JudgeRequestError, RetryPolicy, post_chat, shared_ssl_context
+from rewardsmith.judges.chat import ChatAnswer, JudgeRequestError, RetryPolicy, post_chat
 from rewardsmith.judges.ratelimit import RateLimiter
+from rewardsmith.judges.transport import ChatSender, proxy_for
 from rewardsmith.judges.verdict import Verdict, parse_verdict
 
 __all__ = ["ChatJudge", "JudgeUsage", "JudgeVerdictError", "Judgement"]
@@ -100,51 +102,38 @@ class Judgement:
 
 
 class _Session:
-    """One batch's HTTP clients, concurrency slots, in-batch deduplication and counts.
-
-    Each concurrency slot has its own client with a single connection:
-    ``httpcore``'s pool spends time in proportion to connections x queued
-    requests on every hand-out, which made one shared 32-connection client
-    CPU-bound at a few milliseconds per request; one connection per client
-    keeps that constant.
-    """
+    """One batch's connections (one per concurrency slot), in-batch deduplication and counts."""
 
     def __init__(self, judge: ChatJudge, secret: str | None, limiter: RateLimiter | None) -> None:
         self.judge = judge
         self.secret = secret
         self.limiter = limiter
+        self.proxy = proxy_for(judge.base_url)
         self.semaphore = asyncio.Semaphore(judge.max_concurrency)
-        self.idle: list[Any] = []
-        self.clients: list[Any] = []
+        self.idle: list[ChatSender] = []
+        self.senders: list[ChatSender] = []
         self.tasks: dict[str, asyncio.Task[ChatAnswer]] = {}
         self.usage = JudgeUsage()
         self.dead: str | None = None
         self.succeeded = False
 
-    def _new_client(self) -> Any:
-        import httpx
-
+    def _new_sender(self) -> ChatSender:
         headers = {"Authorization": f"Bearer {self.secret}"} if self.secret else {}
-        client = httpx.AsyncClient(
-            headers=headers,
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            timeout=self.judge.request_timeout,
-            verify=shared_ssl_context(),
-        )
-        self.clients.append(client)
-        return client
+        sender = ChatSender(headers, self.proxy)
+        self.senders.append(sender)
+        return sender
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[Any]:
+    async def slot(self) -> AsyncIterator[ChatSender]:
         async with self.semaphore:
             if self.limiter is not None:
                 await self.limiter.acquire()
             self.usage.requests += 1
-            client = self.idle.pop() if self.idle else self._new_client()
+            sender = self.idle.pop() if self.idle else self._new_sender()
             try:
-                yield client
+                yield sender
             finally:
-                self.idle.append(client)
+                self.idle.append(sender)
 
     def _retried(self, problem: str) -> None:
         self.usage.retries += 1
@@ -185,8 +174,8 @@ class _Session:
             task.cancel()
         # retrieve every outcome, so that none is reported as never retrieved
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
-        for client in self.clients:
-            await client.aclose()
+        for sender in self.senders:
+            await sender.aclose()
 
 
 @dataclass(kw_only=True, eq=False)

@@ -1,7 +1,8 @@
 """One chat-completions request to an OpenAI-compatible endpoint, with retries done properly.
 
-:func:`post_chat` sends ``POST {base_url}/chat/completions`` with ``httpx`` and
-retries what is worth retrying:
+:func:`post_chat` sends ``POST {base_url}/chat/completions`` (through a
+:class:`~rewardsmith.judges.transport.ChatSender`) and retries what is worth
+retrying:
 
 * ``429``, ``408``, ``409``, ``425`` and every ``5xx`` status;
 * timeouts (the server accepted the request and never answered) and
@@ -27,8 +28,6 @@ import asyncio
 import email.utils
 import json
 import random
-import ssl
-import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -42,24 +41,9 @@ __all__ = [
     "parse_retry_after",
     "post_chat",
     "redact",
-    "shared_ssl_context",
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429})
-
-
-_SSL: dict[str, ssl.SSLContext] = {}
-_SSL_LOCK = threading.Lock()
-
-
-def shared_ssl_context() -> ssl.SSLContext:
-    """One SSL context per process for every judge client (building one costs about 40 ms; clients are many)."""
-    with _SSL_LOCK:
-        if "default" not in _SSL:
-            import httpx
-
-            _SSL["default"] = httpx.create_ssl_context()
-        return _SSL["default"]
 
 
 class JudgeRequestError(RuntimeError):
@@ -208,9 +192,11 @@ async def post_chat(
 ) -> ChatAnswer:
     """Send one chat request, retrying as the module describes.
 
-    ``acquire()`` is entered for every attempt and gives the ``httpx.AsyncClient``
-    to send it with (concurrency slots and rate limiting go there; the slot is
-    held for the attempt only, not for the waits between attempts).
+    ``acquire()`` is entered for every attempt and gives what sends it (anything
+    with ``await post(url, json=..., timeout=...)`` returning an ``httpx.Response``
+    with its body read: a :class:`~rewardsmith.judges.transport.ChatSender` or an
+    ``httpx.AsyncClient``). Concurrency slots and rate limiting go there; the slot
+    is held for the attempt only, not for the waits between attempts.
     ``on_retry(reason)`` is called before every retry. Raises
     :class:`JudgeRequestError` when the request fails for good.
     """
@@ -221,9 +207,8 @@ async def post_chat(
         attempts += 1
         retry_after: float | None = None
         try:
-            async with acquire() as client:
-                response = await client.post(url, json=body, timeout=timeout)
-                await response.aread()
+            async with acquire() as sender:
+                response = await sender.post(url, json=body, timeout=timeout)
         except httpx.TimeoutException:
             problem, status, connection = f"no answer within request_timeout={timeout:g}s", None, False
         except httpx.TransportError as exc:
