@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from rewardsmith import get_reward
+from rewardsmith.compose import rewards_from_config
 from rewardsmith.judges import Principles
 from rewardsmith.judges.testing import LocalChatServer, RecordedRequest
 
@@ -35,8 +36,9 @@ def test_example_has_the_config_shape_and_valid_trainer_fields():
 
 
 def test_example_principles_are_ahimsa_and_dharma_at_half_weight_each():
-    entry = load()["rewards"][0]
-    reward = get_reward(entry["name"], **entry["kwargs"])
+    funcs, weights = rewards_from_config(load()["rewards"])  # what a training run builds from the config
+    assert weights == [1.0] and len(funcs) == 1
+    reward = funcs[0]
     assert isinstance(reward, Principles)
     assert [(p.name, p.weight) for p in reward.parsed_principles] == [("ahimsa", 0.5), ("dharma", 0.5)]
     assert "harm" in reward.parsed_principles[0].rubric.lower()

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from rewardsmith import to_trl
+from rewardsmith.compose import rewards_from_config
 from rewardsmith.core.inputs import completion_text
 from rewardsmith.judges import LLMJudge, RewardModel
 from rewardsmith.judges.testing import LocalChatServer, RecordedRequest
@@ -99,15 +100,22 @@ def test_grpo_mixing_a_rule_reward_and_a_reward_model_with_weights(tiny_model, t
     from transformers import AutoModelForSequenceClassification
     from trl import GRPOTrainer
 
-    funcs = to_trl(["think_format", str(tiny_reward_model)])
+    funcs = to_trl(["think_format", str(tiny_reward_model)])  # a model folder where a reward name goes
     assert isinstance(funcs[1], RewardModel) and funcs[1].name == "tiny-reward-model"
-    ours = funcs[1].configure(device="cpu").named("rm_rewardsmith")
+    # the config form: weights on the entries, the reward model named by its folder
+    funcs, weights = rewards_from_config(
+        [
+            {"name": "think_format", "weight": 0.3},
+            {"name": str(tiny_reward_model), "kwargs": {"device": "cpu"}, "weight": 1.0, "as": "rm_rewardsmith"},
+        ]
+    )
+    assert weights == [0.3, 1.0] and isinstance(funcs[1], RewardModel)
+    # TRL's own reward-model path rides along with weight 0, for comparison
     trl_native = AutoModelForSequenceClassification.from_pretrained(tiny_reward_model, num_labels=1)
-    weights = [0.3, 1.0, 0.0]  # TRL's own reward-model path rides along with weight 0, for comparison
     trainer = GRPOTrainer(
         model=str(tiny_model),
-        reward_funcs=[funcs[0], ours, trl_native],
-        args=grpo_args(tmp_path, reward_weights=weights),
+        reward_funcs=[*funcs, trl_native],
+        args=grpo_args(tmp_path, reward_weights=[*weights, 0.0]),
         train_dataset=dataset(conversational=True),  # TRL's path applies the chat template: ours must match
     )
     assert trainer.reward_func_names == ["think_format", "rm_rewardsmith", "tiny-reward-model"]
