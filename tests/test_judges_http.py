@@ -26,7 +26,7 @@ SECRET = "sk-test-4f9a8b7c6d5e"
 
 def digit_verdict(request: RecordedRequest) -> str:
     """Score the response by the first number in it (the tests choose completions like 'answer 7')."""
-    found = re.search(r"\d+", request.block("response") or "")
+    found = re.search(r"[0-9]+", request.block("response") or "")
     return f'{{"reason": "graded", "score": {found.group(0) if found else 5}}}'
 
 
@@ -347,3 +347,18 @@ def test_principles_config_errors(make_judge):
     made = get_reward("principles", principles=["ahimsa", "dharma"], model="m")
     assert [p.name for p in made.parsed_principles] == ["ahimsa", "dharma"]
     assert pickle.loads(pickle.dumps(made)).parsed_principles == made.parsed_principles
+
+
+def test_odd_inputs_reach_the_judge_and_stay_in_range(server, make_judge):
+    odd = [
+        None,
+        "",
+        "\u202e\u0000\ufeff𝟘𝟙 \u200b answer 7",
+        "lone surrogate \udcff answer 3",
+        [{"role": "assistant", "content": [{"type": "text", "text": "answer 9"}, {"type": "image"}]}],
+        "answer 4 " + "x" * 1_000_000,
+    ]
+    results = make_judge(cache=None).explain(prompts=[None] * len(odd), completions=odd)
+    assert all(r.error is None for r in results), [r.error for r in results]
+    assert [r.score for r in results] == pytest.approx([4 / 9, 4 / 9, 6 / 9, 2 / 9, 8 / 9, 3 / 9])
+    assert any("lone surrogate ? answer 3" in r.text for r in server.requests)

@@ -153,3 +153,14 @@ def test_perplexity_mapping_and_repetition_guard(tiny_model):
     assert guard.score == pytest.approx(plain.score * 2 / 38)
     assert fluency(prompts=["p", "p"], completions=["", "ok"])[0] is None
     assert fluency.name == "perplexity" and get_reward("perplexity", model="m").name == "perplexity"
+
+
+def test_odd_and_huge_completions_are_scored_within_range(tiny_model, tiny_reward_model):
+    odd = ["", "\u202e\u0000\ufeff𝟘𝟙 \u200b<think>é</think>", "lone \udcff surrogate", "ab " * 300_000]
+    rm = RewardModel(model=str(tiny_reward_model), device="cpu", normalize="sigmoid", max_length=256)
+    fluency = Perplexity(model=str(tiny_model), device="cpu", max_length=256)
+    for reward in (rm, fluency):
+        scores = reward(prompts=["p"] * len(odd), completions=odd)
+        low, high = reward.score_range
+        assert all(s is None or low <= s <= high for s in scores), (reward.name, scores)
+    assert fluency(prompts=["p"], completions=[""]) == [None]

@@ -196,6 +196,8 @@ class ChatJudge(AsyncReward):
     * ``input_price``, ``output_price``: USD per million prompt / completion tokens, for the cost estimate.
     """
 
+    score_range = (0.0, 1.0)
+
     base_url: str = "https://api.openai.com/v1"
     model: str = ""
     api_key_env: str | None = "OPENAI_API_KEY"

@@ -67,6 +67,7 @@ class Perplexity(LocalModelReward):
     """
 
     default_name = "perplexity"
+    score_range = (0.0, 1.0)
 
     condition_on_prompt: bool = True
     mapping: str = "log_range"

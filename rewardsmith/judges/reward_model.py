@@ -84,6 +84,11 @@ class RewardModel(LocalModelReward):
                 "to a .jsonl file of prompt/completion rows, or call .calibrate(prompts, completions) on the reward"
             )
 
+    @property
+    def score_range(self) -> tuple[float, float] | None:  # type: ignore[override]
+        """(0, 1) with ``normalize="sigmoid"``; unbounded (``None``) otherwise."""
+        return (0.0, 1.0) if self.normalize == "sigmoid" else None
+
     def _auto_class(self) -> Any:
         from transformers import AutoModelForSequenceClassification
 
