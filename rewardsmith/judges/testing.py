@@ -36,7 +36,8 @@ __all__ = ["LocalChatServer", "RecordedRequest", "Reply"]
 class Reply:
     """One scripted answer of :class:`LocalChatServer`.
 
-    ``content`` is the assistant message of a normal answer. ``status``,
+    ``content`` is the assistant message of a normal answer (``finish_reason``
+    says why it ended: ``"stop"``, or ``"length"`` for a cut answer). ``status``,
     ``headers`` and ``body`` replace the whole response when given (``body``
     as raw text, for malformed answers). ``delay`` is seconds before answering;
     ``hang`` keeps the connection open without answering until the server stops.
@@ -49,6 +50,7 @@ class Reply:
     body: str | None = None
     hang: bool = False
     usage: tuple[int, int] | None = (120, 30)
+    finish_reason: str = "stop"
 
     @classmethod
     def rate_limited(cls, retry_after: float | str | None = 1, *, header: str = "Retry-After") -> Reply:
@@ -211,7 +213,7 @@ class LocalChatServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": "stop",
+                    "finish_reason": reply.finish_reason,
                 }
             ],
             "usage": usage,
