@@ -34,6 +34,7 @@ from rewardsmith.core import (
     to_reward,
     unregister_reward,
 )
+from rewardsmith.evaluate.job import EvalReport, evaluate
 from rewardsmith.integrations.reward_kit import EvaluateResult, MetricResult, reward_function
 from rewardsmith.integrations.trl import to_trl
 
@@ -43,6 +44,7 @@ __all__ = [
     "AsyncReward",
     "Batch",
     "DatasetError",
+    "EvalReport",
     "EvaluateResult",
     "MetricResult",
     "MissingColumnError",
@@ -56,6 +58,7 @@ __all__ = [
     "UnknownRewardError",
     "__version__",
     "describe_reward",
+    "evaluate",
     "get_reward",
     "get_rewards",
     "list_rewards",
