@@ -222,7 +222,7 @@ class Chat(Converter):
 
 @dataclass
 class FireworksEval(Chat):
-    """Fireworks evaluation rows (`messages` + `ground_truth`): the `chat` columns, and the ground truth as `answer` too.
+    """Fireworks evaluation rows (`messages`, `ground_truth`): the `chat` columns, and the ground truth as `answer` too.
 
     This is the JSON Lines format Fireworks (and reward-kit) evaluation
     datasets use, one ``{"messages": [...], "ground_truth": ...}`` per line.
