@@ -254,7 +254,7 @@ async def send_with_retries(
     on_retry: Callable[[str], None] | None = None,
     endpoint: str = "the endpoint",
     error: type[EndpointRequestError] = EndpointRequestError,
-    retry_statuses: frozenset[int] = RETRY_STATUSES,
+    retryable: Callable[[int, str], bool] | None = None,
     advice: Callable[[int], str] | None = None,
 ) -> T:
     """Send one request until it succeeds or fails for good, as the module describes.
@@ -262,8 +262,9 @@ async def send_with_retries(
     ``send(sender)`` sends it with what ``acquire()`` gives, and returns the
     ``httpx.Response``; ``read(response, attempts)`` turns a 2xx response into
     the result, raising ``ValueError`` (or ``KeyError``/``TypeError``) for a
-    malformed body, which is retried. ``retry_statuses`` (and every 5xx) are
-    retried; other statuses raise ``error`` at once, with ``advice(status)``
+    malformed body, which is retried. An error status is retried when
+    ``retryable(status, server_message)`` says so (default: the statuses the
+    module lists); others raise ``error`` at once, with ``advice(status)``
     appended to the message.
 
     >>> import asyncio, contextlib, httpx
@@ -309,7 +310,7 @@ async def send_with_retries(
             else:
                 message = redact(_server_message(response), secret)
                 problem = f"HTTP {status}" + (f": {message}" if message else "")
-                if status not in retry_statuses and status < 500:
+                if not (retryable or _retryable)(status, message):
                     raise error(
                         f"{endpoint} refused the request ({problem}); {(advice or _advice)(status)}",
                         attempts=attempts,
@@ -347,6 +348,10 @@ async def _entered(manager: Any) -> AsyncIterator[Any]:
     else:
         with manager as value:
             yield value
+
+
+def _retryable(status: int, message: str) -> bool:
+    return status in RETRY_STATUSES or status >= 500
 
 
 def _advice(status: int) -> str:
