@@ -12,6 +12,7 @@ jobs, and by name from a YAML config.
 [1.0]
 """
 
+import rewardsmith.integrations.fireworks  # noqa: F401 - registers the fireworks: dataset source
 from rewardsmith.core import (
     AsyncReward,
     Batch,
