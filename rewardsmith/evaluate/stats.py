@@ -25,7 +25,7 @@ from typing import Any
 __all__ = ["EXACT_VALUES", "Histogram", "PassAtK", "RunningStats", "pass_at_k", "pass_ks"]
 
 #: Distinct scores counted exactly before a histogram switches to bins.
-EXACT_VALUES = 32
+EXACT_VALUES = 12
 #: Number of bins of a binned histogram.
 BINS = 20
 
