@@ -63,7 +63,8 @@ def main() -> None:
             )
     small, large = (results[s] for s in SIZES)
     ratio = large["peak_mb"] / small["peak_mb"]
-    print(f"peak RSS 100k / 10k: {ratio:.3f}x ({large['peak_mb'] - small['peak_mb']:+.1f} MB); {verdict(ratio, 1.2, False)}")
+    growth = large["peak_mb"] - small["peak_mb"]
+    print(f"peak RSS 100k / 10k: {ratio:.3f}x ({growth:+.1f} MB); {verdict(ratio, 1.2, False)}")
 
 
 if __name__ == "__main__":

@@ -45,9 +45,8 @@ def test_histograms_count_every_score_once_and_in_the_right_bin(values, known_ra
     assert len(d["counts"]) == BINS and sum(d["counts"]) == len(values)
     edges = d["edges"]
     assert edges[0] <= min(values) and max(values) <= edges[-1]
-    expected = [0] * BINS
-    for x in values:
-        expected[min(int((x - edges[0]) / (edges[1] - edges[0])), BINS - 1)] += 1
+    expected = [sum(edges[i] <= x < edges[i + 1] for x in values) for i in range(BINS)]
+    expected[-1] += sum(x == edges[-1] for x in values)  # the top edge belongs to the last bin
     assert d["counts"] == expected
 
 

@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from rewardsmith import evaluate
+from rewardsmith.cli import app
 from rewardsmith.data.tasks import gsm8k_final_answer
 from rewardsmith.integrations.fireworks import FireworksClient, FireworksError, fetch_dataset, push_dataset
 from rewardsmith.integrations.fireworks.testing import LocalFireworksServer
@@ -41,6 +43,7 @@ def _gsm8k_rows(shared_data: Path, count: int) -> list[dict]:
 
 def test_push_command_creates_and_uploads_evaluation_jsonl_line_by_line(server, shared_data, tmp_path):
     env = {**os.environ, "FIREWORKS_API_KEY": KEY, "FIREWORKS_API_BASE": server.root, "HF_DATASETS_OFFLINE": "1"}
+    # A real process: the command as users run it, talking to the server over the loopback.
     args = [
         "datasets",
         "push",
@@ -111,12 +114,11 @@ def test_a_rejected_key_is_said_plainly_and_never_repeated(server, shared_data, 
     assert "refused the API key in FIREWORKS_API_KEY (HTTP 401)" in message
     assert wrong not in message and wrong not in caplog.text and wrong not in repr(_client(server, wrong))
     assert "invalid API key: ***" in message  # the server echoed the key; it was taken out
-    env = {**os.environ, "FIREWORKS_API_KEY": wrong, "FIREWORKS_API_BASE": server.root, "FIREWORKS_ACCOUNT_ID": "acme"}
-    cli = [sys.executable, "-c", "from rewardsmith.cli import main; main()"]
+    env = {"FIREWORKS_API_KEY": wrong, "FIREWORKS_API_BASE": server.root, "FIREWORKS_ACCOUNT_ID": "acme"}
     args = ["datasets", "push", str(shared_data / "gsm8k_test.jsonl"), "--dataset-id", "d", "--converter", "gsm8k"]
-    done = subprocess.run([*cli, *args, "--max-samples", "2"], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 2 and "FIREWORKS_API_KEY" in done.stderr
-    assert wrong not in done.stdout + done.stderr and "Traceback" not in done.stderr
+    done = CliRunner(env=env).invoke(app, [*args, "--max-samples", "2"])
+    assert done.exit_code == 2 and "FIREWORKS_API_KEY" in done.output
+    assert wrong not in done.output and "Traceback" not in done.output
 
 
 def test_existing_dataset_quota_and_retries(server, tmp_path):

@@ -150,6 +150,11 @@ class Histogram:
         while x > self.lo + BINS * self.width:  # the top edge belongs to the last bin
             self._widen(downward=False)
         index = min(int((x - self.lo) / self.width), BINS - 1) if self.width > 0 else 0
+        # the division can round across an edge: settle on the bin whose reported edges hold x
+        while index > 0 and x < self.lo + index * self.width:
+            index -= 1
+        while index < BINS - 1 and x >= self.lo + (index + 1) * self.width:
+            index += 1
         self.counts[index] += count
 
     def _widen(self, downward: bool) -> None:
