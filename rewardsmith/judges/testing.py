@@ -118,6 +118,16 @@ class _Server(ThreadingHTTPServer):
 Responder = Callable[[RecordedRequest], "str | Reply"]
 
 
+def send_answer(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str], data: bytes) -> None:
+    """Write a whole response (status, headers, ``Content-Length``, body) from a request handler."""
+    handler.send_response(status)
+    for key, value in headers.items():
+        handler.send_header(key, value)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class LocalServer:
     """An HTTP server on a free port of 127.0.0.1, served from a daemon thread: the base of the test servers.
 
@@ -281,12 +291,7 @@ def _make_handler(server: LocalChatServer) -> type[BaseHTTPRequestHandler]:
                     server.in_flight -= 1
                 request.finished = time.monotonic()
             try:
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_answer(self, status, headers, data)
             except OSError:  # the client gave up (timed out) and closed the connection
                 self.close_connection = True
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from rewardsmith.judges.testing import LocalServer
+from rewardsmith.judges.testing import LocalServer, send_answer
 
 __all__ = ["LocalFireworksServer", "Recorded"]
 
@@ -93,6 +93,7 @@ class LocalFireworksServer(LocalServer):
         return None
 
     def answer(self, request: Recorded) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers and body for one request, as Fireworks would answer it (or as scripted by :meth:`fail`)."""
         scripted = self._scripted(request.path)
         if scripted is not None:
             return scripted
@@ -194,13 +195,7 @@ def _make_handler(server: LocalFireworksServer) -> type[BaseHTTPRequestHandler]:
             request = Recorded(self.command, path, dict(self.headers.items()), body, files)
             with server._lock:
                 server.requests.append(request)
-            status, headers, data = server.answer(request)
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_answer(self, *server.answer(request))
 
         do_GET = do_POST = do_PUT = _serve
 
