@@ -91,6 +91,31 @@ def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(tmp_path):
     assert strip(resumed_rows) == strip(fresh_rows)
 
 
+def _limit_file_size() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_FSIZE, (250_000, 250_000))
+
+
+@pytest.mark.slow
+def test_a_process_killed_inside_a_write_leaves_a_torn_line_that_the_rerun_drops(tmp_path):
+    # The kernel stops the write at the file size limit and kills the process (SIGXFSZ) in mid-line.
+    data = write_rows(tmp_path / "rows.jsonl", 40, pad=20_000)
+    out = tmp_path / "out"
+    script = (  # Python ignores SIGXFSZ; the child takes the default (be killed) back
+        "import signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_DFL)\nfrom rewardsmith import evaluate\n"
+        f"evaluate({str(data)!r}, {HELPERS!r}, {str(out)!r}, completions_column='completion', batch_size=8, "
+        "progress=False)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=_env(), cwd=ROOT, preexec_fn=_limit_file_size)
+    assert done.returncode == -signal.SIGXFSZ
+    raw = (out / "results.jsonl").read_bytes()
+    assert len(raw) == 250_000 and not raw.endswith(b"\n")  # a torn last line
+    report = evaluate(str(data), HELPERS, out, completions_column="completion", batch_size=8, progress=False)
+    assert report.complete and _keys(out / "results.jsonl") == [(i, 0) for i in range(40)]
+    assert (out / "results.jsonl").read_bytes().startswith(raw[: raw.rindex(b"\n") + 1])
+
+
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_keeping_what_was_done_and_the_rerun_finishes(tmp_path):
     data = write_rows(tmp_path / "rows.jsonl", 200)
