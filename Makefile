@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint format bench clean
+.PHONY: install demo test test-fast lint format bench clean browser
 
 install: $(STAMP)
 
@@ -21,8 +21,17 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/rewardsmith demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+# The evaluation report's test renders it in headless Chromium (Debian's package). Installed here when
+# missing and apt-get can (as root); elsewhere the test says it is skipped and why.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium (Debian package) for the report test"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
+	else echo "chromium is not installed and apt-get cannot install it here: the report rendering test will be skipped"; fi
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow"

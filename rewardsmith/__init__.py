@@ -12,6 +12,7 @@ jobs, and by name from a YAML config.
 [1.0]
 """
 
+import rewardsmith.integrations.fireworks  # noqa: F401 - registers the fireworks: dataset source
 from rewardsmith.core import (
     AsyncReward,
     Batch,
@@ -34,6 +35,7 @@ from rewardsmith.core import (
     to_reward,
     unregister_reward,
 )
+from rewardsmith.evaluate.job import EvalReport, evaluate
 from rewardsmith.integrations.reward_kit import EvaluateResult, MetricResult, reward_function
 from rewardsmith.integrations.trl import to_trl
 
@@ -43,6 +45,7 @@ __all__ = [
     "AsyncReward",
     "Batch",
     "DatasetError",
+    "EvalReport",
     "EvaluateResult",
     "MetricResult",
     "MissingColumnError",
@@ -56,6 +59,7 @@ __all__ = [
     "UnknownRewardError",
     "__version__",
     "describe_reward",
+    "evaluate",
     "get_reward",
     "get_rewards",
     "list_rewards",

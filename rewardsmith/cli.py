@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -96,6 +97,121 @@ def demo() -> None:
         run_demo(console)
     except RewardsmithError as exc:
         _fail(exc)
+
+
+# -- evaluation jobs and datasets ------------------------------------------------------------------------
+
+datasets_app = typer.Typer(help="Send datasets to other services.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+_Text = Annotated[str | None, typer.Option()]
+
+
+@app.command("eval")
+def eval_command(
+    config: Annotated[
+        Path | None, typer.Argument(help="A YAML evaluation config; the options below override it.")
+    ] = None,
+    dataset: Annotated[str | None, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")] = None,
+    split: _Text = None,
+    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
+    converter: Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, fireworks, ...")] = None,
+    system_prompt: _Text = None,
+    max_samples: Annotated[int | None, typer.Option()] = None,
+    rewards: Annotated[str | None, typer.Option(help="Comma-separated reward names.")] = None,
+    completions_column: Annotated[str | None, typer.Option(help="Score the completions in this column.")] = None,
+    model: Annotated[str | None, typer.Option(help="Generate completions with this model.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")] = None,
+    backend: Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")] = None,
+    n: Annotated[int | None, typer.Option("--n", "-n", help="Samples per prompt.")] = None,
+    temperature: Annotated[float | None, typer.Option()] = None,
+    max_tokens: Annotated[int | None, typer.Option()] = None,
+    max_concurrency: Annotated[int | None, typer.Option()] = None,
+    seed: Annotated[int | None, typer.Option()] = None,
+    output_dir: Annotated[str | None, typer.Option(help="Where results.jsonl, summary.json, report.html go.")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Prompts per batch.")] = None,
+    overwrite: Annotated[bool, typer.Option(help="Delete earlier results in output-dir and start over.")] = False,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Show rows/s, time left.")] = None,
+) -> None:
+    """Score a dataset with rewards: a column of completions, or completions a model generates. Resumable."""
+    from rewardsmith.evaluate import evaluate, load_eval_config
+
+    data = {"source": dataset, "split": split, "config": dataset_config, "converter": converter}
+    data.update(system_prompt=system_prompt, max_samples=max_samples)
+    generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env, "n": n}
+    generation.update(temperature=temperature, max_tokens=max_tokens, max_concurrency=max_concurrency, seed=seed)
+    overrides: dict[str, Any] = {"rewards": rewards, "completions_column": completions_column, "output_dir": output_dir}
+    overrides.update(batch_size=batch_size, overwrite=overwrite or None, progress=progress)
+    overrides["dataset"] = {k: v for k, v in data.items() if v is not None}
+    overrides["generation"] = {k: v for k, v in generation.items() if v is not None}
+    overrides = {k: v for k, v in overrides.items() if v not in (None, {})}
+    try:
+        report = evaluate(**load_eval_config(config, overrides))
+    except RewardsmithError as exc:
+        _fail(exc)
+        return
+    except KeyboardInterrupt:
+        err_console.print("interrupted: the rows done so far are kept; run the same command again to continue")
+        raise typer.Exit(code=130) from None
+    _print_eval_summary(report)
+
+
+def _print_eval_summary(report: Any) -> None:
+    rewards = report.summary["rewards"]
+    ks = sorted({k for r in rewards.values() for k in r.get("pass_at_k", {}) if k.startswith("pass@")})
+    table = Table(title=f"{report.summary['rows']:,} rows", show_lines=False)
+    for column in ("reward", "mean", "std", "None rate", "error rate", *ks):
+        table.add_column(column, justify="left" if column == "reward" else "right")
+
+    def number(value: Any) -> str:
+        return "-" if value is None else f"{value:.4f}"
+
+    for name, r in rewards.items():
+        cells = [number(r["mean"]), number(r["std"]), f"{r['none_rate']:.1%}", f"{r['error_rate']:.1%}"]
+        table.add_row(name, *cells, *(number(r["pass_at_k"].get(k)) for k in ks))
+    console.print(table)
+    console.print(f"results: {report.results_path}\nsummary: {report.summary_path}\nreport:  {report.report_path}")
+
+
+@datasets_app.command("push")
+def datasets_push(
+    source: Annotated[str, typer.Argument(help="Hub name or local file (.jsonl, .json, .parquet, .csv).")],
+    dataset_id: Annotated[str, typer.Option(help="The id of the new dataset.")],
+    to: Annotated[str, typer.Option(help="Where to: fireworks.")] = "fireworks",
+    account: Annotated[str | None, typer.Option(help="Fireworks account id (default: FIREWORKS_ACCOUNT_ID).")] = None,
+    split: Annotated[str, typer.Option()] = "train",
+    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
+    converter: Annotated[str, typer.Option(help="gsm8k, math, countdown, generic, chat, ...")] = "generic",
+    system_prompt: _Text = None,
+    max_samples: Annotated[int | None, typer.Option()] = None,
+    ground_truth_column: Annotated[str | None, typer.Option(help="Column to send as ground_truth.")] = None,
+    display_name: _Text = None,
+    save: Annotated[Path | None, typer.Option(help="Also keep the uploaded JSONL here.")] = None,
+) -> None:
+    """Convert a dataset to Fireworks evaluation JSONL ({"messages", "ground_truth"}) and upload it."""
+    from rewardsmith.integrations.fireworks import push_dataset
+
+    if to != "fireworks":
+        _fail(RewardConfigError(f"--to {to!r}: datasets can be pushed to fireworks"))
+    try:
+        result = push_dataset(
+            source,
+            dataset_id,
+            account=account,
+            split=split,
+            config=dataset_config,
+            converter=converter,
+            system_prompt=system_prompt,
+            max_samples=max_samples,
+            ground_truth_column=ground_truth_column,
+            display_name=display_name,
+            save_to=save,
+        )
+    except RewardsmithError as exc:
+        _fail(exc)
+        return
+    console.print(f"pushed {result.examples:,} examples to {result.name} (state {result.state})", highlight=False)
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ def test_each_builtin_declares_the_columns_it_writes():
         "countdown": {"nums": [1, 1], "target": 2},
         "generic": {"prompt": "1+1?"},
         "chat": {"messages": CONVERSATION[1:3]},
+        "fireworks": {"messages": CONVERSATION[1:2], "ground_truth": "Paris"},
     }
     assert set(list_converters()) == set(rows)
     for name, row in rows.items():

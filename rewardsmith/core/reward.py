@@ -47,6 +47,7 @@ __all__ = [
     "FunctionReward",
     "Reward",
     "reward",
+    "run_sync",
     "to_reward",
 ]
 
@@ -487,7 +488,7 @@ class AsyncReward(Reward):
         return await self.arun_samples(self.injection.rows(batch))
 
     def score_batch(self, batch: Batch) -> Sequence[Any]:
-        return _run_sync(self.ascore_batch(batch))
+        return run_sync(self.ascore_batch(batch))
 
     async def arun_samples(self, rows: list[dict[str, Any]]) -> list[Any]:
         """Run the per-sample coroutine for every row, at most ``max_concurrency`` at a time."""
@@ -549,11 +550,22 @@ class AsyncReward(Reward):
     def explain(
         self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
     ) -> list[RewardResult]:
-        return _run_sync(self.aexplain(prompts, completions, completion_ids, **kwargs))
+        return run_sync(self.aexplain(prompts, completions, completion_ids, **kwargs))
 
 
-def _run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from synchronous code, even inside a running event loop."""
+def run_sync(coro: Any) -> Any:
+    """Run a coroutine to completion from synchronous code, even inside a running event loop.
+
+    Outside an event loop this is ``asyncio.run``; inside one (a notebook, TRL's
+    async reward thread) the coroutine runs on a fresh loop in a helper thread.
+
+    >>> import asyncio
+    >>> async def two():
+    ...     await asyncio.sleep(0)
+    ...     return 2
+    >>> run_sync(two())
+    2
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -12,8 +12,8 @@ is cheap.
 """
 
 from rewardsmith.data.columns import MissingColumns, check_columns, dataset_columns
-from rewardsmith.data.converters import Chat, Converter, FunctionConverter, Generic
-from rewardsmith.data.loading import FILE_TYPES, load_source
+from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
+from rewardsmith.data.loading import FILE_TYPES, load_source, register_source_scheme
 from rewardsmith.data.prepare import prepare_dataset, prepare_dataset_for_trl
 from rewardsmith.data.prompts import PromptTemplate, build_prompt
 from rewardsmith.data.registry import get_converter, list_converters, register_converter, unregister_converter
@@ -25,6 +25,7 @@ __all__ = [
     "Chat",
     "Converter",
     "Countdown",
+    "FireworksEval",
     "FunctionConverter",
     "Generic",
     "Math",
@@ -41,5 +42,6 @@ __all__ = [
     "prepare_dataset",
     "prepare_dataset_for_trl",
     "register_converter",
+    "register_source_scheme",
     "unregister_converter",
 ]

@@ -26,7 +26,7 @@ from typing import Any
 from rewardsmith.core.errors import DatasetError
 from rewardsmith.core.inputs import content_text
 
-__all__ = ["Chat", "Converter", "FunctionConverter", "Generic", "cell_text", "short_repr"]
+__all__ = ["Chat", "Converter", "FireworksEval", "FunctionConverter", "Generic", "cell_text", "short_repr"]
 
 
 @dataclass
@@ -218,6 +218,36 @@ class Chat(Converter):
                 raise DatasetError("the conversation is a single assistant turn: there is no prompt")
             return {"prompt": messages[:-1], self.completion_column: [messages[-1]]}
         return {"prompt": messages, self.completion_column: None}
+
+
+@dataclass
+class FireworksEval(Chat):
+    """Fireworks evaluation rows (`messages`, `ground_truth`): the `chat` columns, and the ground truth as `answer` too.
+
+    This is the JSON Lines format Fireworks (and reward-kit) evaluation
+    datasets use, one ``{"messages": [...], "ground_truth": ...}`` per line.
+    ``ground_truth`` passes through; it is also written to ``answer_column``
+    (``answer``), the column the accuracy rewards read.
+
+    >>> FireworksEval().convert({"messages": [{"role": "user", "content": "2+2?"}], "ground_truth": "4"})
+    {'prompt': [{'role': 'user', 'content': '2+2?'}], 'completion': None, 'answer': '4'}
+    """
+
+    ground_truth_key: str = "ground_truth"
+    answer_column: str = "answer"
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        return (self.messages_key, self.ground_truth_key)
+
+    @property
+    def output_columns(self) -> tuple[str, ...]:
+        return ("prompt", self.completion_column, self.answer_column)
+
+    def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        out = super().convert(row)
+        out[self.answer_column] = row.get(self.ground_truth_key)
+        return out
 
 
 @dataclass

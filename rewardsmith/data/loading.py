@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
@@ -20,13 +20,15 @@ from rewardsmith.data.jsonfiles import is_blank_file, json_problem
 if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
 
-__all__ = ["FILE_TYPES", "AnyDataset", "describe_source", "load_source"]
+__all__ = ["FILE_TYPES", "AnyDataset", "describe_source", "load_source", "register_source_scheme"]
 
 AnyDataset = Union["Dataset", "IterableDataset"]
 
 #: Local file types and the ``datasets`` builder that reads each.
 FILE_TYPES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
 
+_SCHEMES: dict[str, Callable[[str], Any]] = {}
+_SCHEME = re.compile(r"^([A-Za-z][\w\-]+):(?!//)(.+)$")
 _HUB_NAME = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 _SPLIT_NAME = re.compile(r"^[\w.\-]+")
 _SPLIT_LIST = re.compile(r"(?:Should be one of|Available splits:)\s*\[([^\]]*)\]")
@@ -49,6 +51,21 @@ def describe_source(source: Any) -> str:
     return type(source).__name__
 
 
+def register_source_scheme(scheme: str, resolve: Callable[[str], Any]) -> None:
+    """Let sources be named ``scheme:rest``: ``resolve(rest)`` gives what to load instead (a path, rows, a dataset).
+
+    Integrations register their schemes on import (``fireworks:ACCOUNT/ID``
+    reads a dataset back from Fireworks). Registering a scheme again replaces it.
+
+    >>> register_source_scheme("inline", lambda text: [{"prompt": p} for p in text.split("|")])
+    >>> list(load_source("inline:2+2?|3+3?")["prompt"])
+    ['2+2?', '3+3?']
+    """
+    if not re.fullmatch(r"[A-Za-z][\w\-]+", scheme):
+        raise DatasetError(f"a source scheme is a word of two or more letters, digits, '_' or '-', got {scheme!r}")
+    _SCHEMES[scheme] = resolve
+
+
 def load_source(
     source: Any,
     split: str = "train",
@@ -63,7 +80,9 @@ def load_source(
     local ``.jsonl``/``.json``/``.parquet``/``.csv`` file (one file is one
     split, named by ``split``; slices like ``"train[:100]"`` work), a folder
     written by ``save_to_disk`` or holding data files, a list of dicts, or a
-    ``Dataset``/``DatasetDict`` already loaded. Other keyword arguments go to
+    ``Dataset``/``DatasetDict`` already loaded, or ``scheme:rest`` for a
+    scheme registered with :func:`register_source_scheme` (``fireworks:ACCOUNT/ID``).
+    Other keyword arguments go to
     ``datasets.load_dataset`` (``revision``, ``data_files``, ``token``, ...).
 
     >>> load_source([{"question": "2+2?", "answer": "4"}, {"question": "3+3?"}])
@@ -79,6 +98,8 @@ def load_source(
             f"split slices like {split!r} do not work with streaming=True; pass split={_base(split)!r} "
             "and max_samples= instead"
         )
+    if isinstance(source, str):
+        source = _resolve_scheme(source)
     if isinstance(source, list):
         return _from_rows(source, streaming)
     if isinstance(source, (str, os.PathLike)):
@@ -93,6 +114,20 @@ def load_source(
             )
         return _from_hub(text, config, split, streaming, load_kwargs)
     return _from_object(source, split, streaming)
+
+
+def _resolve_scheme(source: str) -> Any:
+    match = _SCHEME.match(source.strip())
+    if match is None or Path(source).expanduser().exists():
+        return source
+    scheme, rest = match.groups()
+    if scheme not in _SCHEMES:
+        known = ", ".join(f"{name}:" for name in sorted(_SCHEMES)) or "none"
+        raise DatasetError(
+            f"unknown source scheme {scheme + ':'!r} in {source!r}. Registered schemes: {known}; otherwise give a "
+            "local path or a Hugging Face Hub dataset name such as 'openai/gsm8k'."
+        )
+    return _SCHEMES[scheme](rest)
 
 
 def _from_rows(rows: list[Any], streaming: bool) -> AnyDataset:

@@ -1,6 +1,6 @@
 """The converter registry: names to dataset converters, like the reward registry.
 
-Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``. Register
+Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``. Register
 your own with :func:`register_converter`: a :class:`Converter` subclass (its
 fields are the settings), a converter object, or a plain function
 ``f(row) -> dict``.
@@ -18,7 +18,7 @@ from typing import Any
 
 from rewardsmith.core.errors import DatasetError, UnknownConverterError
 from rewardsmith.core.names import check_name, did_you_mean, first_line
-from rewardsmith.data.converters import Chat, Converter, FunctionConverter, Generic
+from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
 from rewardsmith.data.tasks import GSM8K, Countdown, Math
 
 __all__ = ["get_converter", "list_converters", "register_converter", "unregister_converter"]
@@ -96,7 +96,7 @@ def list_converters() -> dict[str, str]:
     """Every registered converter name with a one-line description.
 
     >>> sorted(list_converters())
-    ['chat', 'countdown', 'generic', 'gsm8k', 'math']
+    ['chat', 'countdown', 'fireworks', 'generic', 'gsm8k', 'math']
     """
     with _LOCK:
         return {name: entry.description for name, entry in sorted(_CONVERTERS.items())}
@@ -158,5 +158,12 @@ def _with_settings(target: Converter | type[Converter], settings: dict[str, Any]
     return dataclasses.replace(target, **settings)
 
 
-for _name, _cls in (("gsm8k", GSM8K), ("math", Math), ("countdown", Countdown), ("generic", Generic), ("chat", Chat)):
+for _name, _cls in (
+    ("gsm8k", GSM8K),
+    ("math", Math),
+    ("countdown", Countdown),
+    ("generic", Generic),
+    ("chat", Chat),
+    ("fireworks", FireworksEval),
+):
     register_converter(_name, _cls)

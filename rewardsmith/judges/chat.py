@@ -1,8 +1,10 @@
-"""One chat-completions request to an OpenAI-compatible endpoint, with retries done properly.
+"""Requests with retries done properly: chat completions, and any other HTTP API.
 
-:func:`post_chat` sends ``POST {base_url}/chat/completions`` (through a
-:class:`~rewardsmith.judges.transport.ChatSender`) and retries what is worth
-retrying:
+:func:`send_with_retries` sends one request (through a
+:class:`~rewardsmith.judges.transport.ChatSender`) until it succeeds or fails
+for good; :func:`post_chat` uses it for ``POST {base_url}/chat/completions``
+(judges, and generation in evaluation jobs), and the Fireworks upload for its
+REST calls. What is retried:
 
 * ``429``, ``408``, ``409``, ``425`` and every ``5xx`` status;
 * timeouts (the server accepted the request and never answered) and
@@ -25,35 +27,57 @@ with the API key removed, should a server echo it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import random
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "ChatAnswer",
+    "EndpointRequestError",
     "JudgeRequestError",
     "RetryPolicy",
     "parse_retry_after",
     "post_chat",
     "redact",
+    "send_with_retries",
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429})
 
+T = TypeVar("T")
 
-class JudgeRequestError(RuntimeError):
-    """A judge request failed for good: a status that retrying cannot fix, or every retry used up."""
 
-    def __init__(self, message: str, *, attempts: int, status: int | None = None, connection: bool = False) -> None:
+class EndpointRequestError(RuntimeError):
+    """A request failed for good: a status that retrying cannot fix, or every retry used up.
+
+    ``status`` is the last HTTP status (``None`` for timeouts and connection
+    errors), ``message`` the server's own error message (key removed).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int,
+        status: int | None = None,
+        connection: bool = False,
+        server_message: str = "",
+    ) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.status = status
         self.connection = connection
+        self.server_message = server_message
+
+
+class JudgeRequestError(EndpointRequestError):
+    """A judge request failed for good: a status that retrying cannot fix, or every retry used up."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +118,7 @@ class ChatAnswer:
     prompt_tokens: int | None
     completion_tokens: int | None
     attempts: int
+    finish_reason: str | None = None
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
@@ -163,7 +188,8 @@ def _read_answer(response: Any, attempts: int) -> ChatAnswer:
     payload = json.loads(response.content)
     if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list) or not payload["choices"]:
         raise ValueError("the body has no 'choices'")
-    message = payload["choices"][0].get("message") if isinstance(payload["choices"][0], dict) else None
+    choice = payload["choices"][0]
+    message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         raise ValueError("the first choice has no 'message'")
     content = message.get("content")
@@ -177,6 +203,7 @@ def _read_answer(response: Any, attempts: int) -> ChatAnswer:
         prompt_tokens if isinstance(prompt_tokens, int) else None,
         completion_tokens if isinstance(completion_tokens, int) else None,
         attempts,
+        choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
     )
 
 
@@ -189,6 +216,8 @@ async def post_chat(
     timeout: float,
     secret: str | None = None,
     on_retry: Callable[[str], None] | None = None,
+    endpoint: str = "the judge endpoint",
+    error: type[EndpointRequestError] = JudgeRequestError,
 ) -> ChatAnswer:
     """Send one chat request, retrying as the module describes.
 
@@ -197,8 +226,64 @@ async def post_chat(
     with its body read: a :class:`~rewardsmith.judges.transport.ChatSender` or an
     ``httpx.AsyncClient``). Concurrency slots and rate limiting go there; the slot
     is held for the attempt only, not for the waits between attempts.
-    ``on_retry(reason)`` is called before every retry. Raises
-    :class:`JudgeRequestError` when the request fails for good.
+    ``on_retry(reason)`` is called before every retry. Raises ``error``
+    (:class:`JudgeRequestError` by default) when the request fails for good;
+    ``endpoint`` names the server in its message.
+    """
+    return await send_with_retries(
+        acquire,
+        lambda sender: sender.post(url, json=body, timeout=timeout),
+        _read_answer,
+        policy=policy,
+        timeout=timeout,
+        secret=secret,
+        on_retry=on_retry,
+        endpoint=endpoint,
+        error=error,
+    )
+
+
+async def send_with_retries(
+    acquire: Callable[[], AbstractAsyncContextManager[Any]],
+    send: Callable[[Any], Awaitable[Any]],
+    read: Callable[[Any, int], T],
+    *,
+    policy: RetryPolicy,
+    timeout: float,
+    secret: str | None = None,
+    on_retry: Callable[[str], None] | None = None,
+    endpoint: str = "the endpoint",
+    error: type[EndpointRequestError] = EndpointRequestError,
+    retryable: Callable[[int, str], bool] | None = None,
+    advice: Callable[[int], str] | None = None,
+) -> T:
+    """Send one request until it succeeds or fails for good, as the module describes.
+
+    ``send(sender)`` sends it with what ``acquire()`` gives, and returns the
+    ``httpx.Response``; ``read(response, attempts)`` turns a 2xx response into
+    the result, raising ``ValueError`` (or ``KeyError``/``TypeError``) for a
+    malformed body, which is retried. An error status is retried when
+    ``retryable(status, server_message)`` says so (default: the statuses the
+    module lists); others raise ``error`` at once, with ``advice(status)``
+    appended to the message.
+
+    >>> import asyncio, contextlib, httpx
+    >>> from rewardsmith.judges.testing import LocalChatServer, Reply
+    >>> from rewardsmith.judges.transport import ChatSender
+    >>> async def ask(url):
+    ...     sender = ChatSender({})
+    ...     try:
+    ...         return await send_with_retries(
+    ...             lambda: contextlib.nullcontext(sender),  # a plain context manager works too
+    ...             lambda s: s.request("POST", url, 5.0, json={"messages": []}),
+    ...             lambda response, attempts: (response.json()["choices"][0]["message"]["content"], attempts),
+    ...             policy=RetryPolicy(backoff=0.01), timeout=5.0)
+    ...     finally:
+    ...         await sender.aclose()
+    >>> with LocalChatServer(lambda request: "hello") as server:
+    ...     server.script.append(Reply.error(503))
+    ...     asyncio.run(ask(server.base_url + "/chat/completions"))
+    ('hello', 2)
     """
     import httpx
 
@@ -206,9 +291,10 @@ async def post_chat(
     while True:
         attempts += 1
         retry_after: float | None = None
+        message = ""
         try:
-            async with acquire() as sender:
-                response = await sender.post(url, json=body, timeout=timeout)
+            async with _entered(acquire()) as sender:
+                response = await send(sender)
         except httpx.TimeoutException:
             problem, status, connection = f"no answer within request_timeout={timeout:g}s", None, False
         except httpx.TransportError as exc:
@@ -216,38 +302,56 @@ async def post_chat(
             status, connection = None, isinstance(exc, httpx.ConnectError)
         else:
             status, connection = response.status_code, False
-            if status == 200:
+            if 200 <= status < 300:
                 try:
-                    return _read_answer(response, attempts)
+                    return read(response, attempts)
                 except (ValueError, KeyError, TypeError, AttributeError) as exc:
                     problem = f"malformed answer: {exc}"
             else:
                 message = redact(_server_message(response), secret)
                 problem = f"HTTP {status}" + (f": {message}" if message else "")
-                if status not in RETRY_STATUSES and status < 500:
-                    raise JudgeRequestError(
-                        f"the judge endpoint refused the request ({problem}); {_advice(status)}",
+                if not (retryable or _retryable)(status, message):
+                    raise error(
+                        f"{endpoint} refused the request ({problem}); {(advice or _advice)(status)}",
                         attempts=attempts,
                         status=status,
+                        server_message=message,
                     )
                 retry_after = parse_retry_after(response.headers)
         if attempts > policy.max_retries:
-            raise JudgeRequestError(
-                f"the judge request failed after {attempts} attempts; last: {problem}",
+            raise error(
+                f"the request to {endpoint} failed after {attempts} attempts; last: {problem}",
                 attempts=attempts,
                 status=status,
                 connection=connection,
+                server_message=message,
             )
         if retry_after is not None and retry_after > policy.max_wait:
-            raise JudgeRequestError(
-                f"the judge endpoint asked to retry after {retry_after:g}s, more than max_wait={policy.max_wait:g}s "
+            raise error(
+                f"{endpoint} asked to retry after {retry_after:g}s, more than max_wait={policy.max_wait:g}s "
                 f"({problem}); raise max_wait or lower requests_per_minute / max_concurrency",
                 attempts=attempts,
                 status=status,
+                server_message=message,
             )
         if on_retry is not None:
             on_retry(problem)
         await asyncio.sleep(policy.wait(attempts, retry_after))
+
+
+@contextlib.asynccontextmanager
+async def _entered(manager: Any) -> AsyncIterator[Any]:
+    """Enter an async context manager, or a plain one."""
+    if hasattr(manager, "__aenter__"):
+        async with manager as value:
+            yield value
+    else:
+        with manager as value:
+            yield value
+
+
+def _retryable(status: int, message: str) -> bool:
+    return status in RETRY_STATUSES or status >= 500
 
 
 def _advice(status: int) -> str:
@@ -255,4 +359,4 @@ def _advice(status: int) -> str:
         return "check the API key in the environment variable named by api_key_env, and that it may use this model"
     if status == 404:
         return "check base_url (it usually ends in /v1) and the model name"
-    return "check the judge's settings (model, max_tokens, extra_body) against what this endpoint accepts"
+    return "check the settings (model, max_tokens, extra_body) against what this endpoint accepts"

@@ -29,14 +29,15 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["LocalChatServer", "RecordedRequest", "Reply"]
+__all__ = ["LocalChatServer", "LocalServer", "RecordedRequest", "Reply"]
 
 
 @dataclass
 class Reply:
     """One scripted answer of :class:`LocalChatServer`.
 
-    ``content`` is the assistant message of a normal answer. ``status``,
+    ``content`` is the assistant message of a normal answer (``finish_reason``
+    says why it ended: ``"stop"``, or ``"length"`` for a cut answer). ``status``,
     ``headers`` and ``body`` replace the whole response when given (``body``
     as raw text, for malformed answers). ``delay`` is seconds before answering;
     ``hang`` keeps the connection open without answering until the server stops.
@@ -49,6 +50,7 @@ class Reply:
     body: str | None = None
     hang: bool = False
     usage: tuple[int, int] | None = (120, 30)
+    finish_reason: str = "stop"
 
     @classmethod
     def rate_limited(cls, retry_after: float | str | None = 1, *, header: str = "Retry-After") -> Reply:
@@ -116,41 +118,42 @@ class _Server(ThreadingHTTPServer):
 Responder = Callable[[RecordedRequest], "str | Reply"]
 
 
-class LocalChatServer:
-    """An OpenAI-compatible ``/v1/chat/completions`` server on 127.0.0.1, run in a background thread.
+def send_answer(handler: BaseHTTPRequestHandler, status: int, headers: dict[str, str], data: bytes) -> None:
+    """Write a whole response (status, headers, ``Content-Length``, body) from a request handler."""
+    handler.send_response(status)
+    for key, value in headers.items():
+        handler.send_header(key, value)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
 
-    ``respond(request)`` returns the assistant's text or a :class:`Reply`;
-    replies in ``script`` are used first, one per request, in order. ``delay``
-    is added before every answer. Use it as a context manager, or call
-    :meth:`start` and :meth:`stop`.
+
+class LocalServer:
+    """An HTTP server on a free port of 127.0.0.1, served from a daemon thread: the base of the test servers.
+
+    Subclasses return their request handler class from :meth:`handler`. Use it
+    as a context manager, or call :meth:`start` and :meth:`stop`.
     """
 
-    def __init__(self, respond: Responder | None = None, *, delay: float = 0.0, model: str = "local-judge") -> None:
-        self.respond: Responder = respond or (lambda request: "Score: 10")
-        self.delay = delay
-        self.model = model
-        self.script: deque[Reply] = deque()
-        self.requests: list[RecordedRequest] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._lock = threading.Lock()
+    def __init__(self) -> None:
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
-    # -- lifecycle ----------------------------------------------------------------------------------
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler class (subclasses say how they answer)."""
+        raise NotImplementedError
 
     @property
-    def base_url(self) -> str:
-        """The ``base_url`` a client uses: ``http://127.0.0.1:PORT/v1``."""
+    def root(self) -> str:
+        """``http://127.0.0.1:PORT``."""
         if self._httpd is None:
             raise RuntimeError("the server is not running; call start() or use it as a context manager")
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def start(self) -> LocalChatServer:
+    def start(self) -> LocalServer:
         """Listen on a free port of 127.0.0.1 and serve from a daemon thread."""
-        handler = _make_handler(self)
-        httpd = _Server(("127.0.0.1", 0), handler)
+        httpd = _Server(("127.0.0.1", 0), self.handler())
         self._httpd = httpd
         self._stopping.clear()
         self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -166,11 +169,40 @@ class LocalChatServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> LocalChatServer:
+    def __enter__(self) -> Any:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class LocalChatServer(LocalServer):
+    """An OpenAI-compatible ``/v1/chat/completions`` server on 127.0.0.1, run in a background thread.
+
+    ``respond(request)`` returns the assistant's text or a :class:`Reply`;
+    replies in ``script`` are used first, one per request, in order. ``delay``
+    is added before every answer. Use it as a context manager, or call
+    :meth:`start` and :meth:`stop`.
+    """
+
+    def __init__(self, respond: Responder | None = None, *, delay: float = 0.0, model: str = "local-judge") -> None:
+        super().__init__()
+        self.respond: Responder = respond or (lambda request: "Score: 10")
+        self.delay = delay
+        self.model = model
+        self.script: deque[Reply] = deque()
+        self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        """The ``base_url`` a client uses: ``http://127.0.0.1:PORT/v1``."""
+        return self.root + "/v1"
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def reset(self) -> None:
         """Forget recorded requests and the in-flight maximum."""
@@ -211,7 +243,7 @@ class LocalChatServer:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.content},
-                    "finish_reason": "stop",
+                    "finish_reason": reply.finish_reason,
                 }
             ],
             "usage": usage,
@@ -259,12 +291,7 @@ def _make_handler(server: LocalChatServer) -> type[BaseHTTPRequestHandler]:
                     server.in_flight -= 1
                 request.finished = time.monotonic()
             try:
-                self.send_response(status)
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_answer(self, status, headers, data)
             except OSError:  # the client gave up (timed out) and closed the connection
                 self.close_connection = True
 

@@ -1,4 +1,8 @@
-"""The HTTP side of a judge: one keep-alive connection per concurrency slot, through ``httpx``'s transport.
+"""The HTTP client of rewardsmith: one keep-alive connection per concurrency slot, through ``httpx``'s transport.
+
+Judges, generation through an OpenAI-compatible endpoint, and the Fireworks
+dataset upload all send their requests through :class:`ChatSender` (with the
+retries of :mod:`rewardsmith.judges.chat`); there is no other HTTP client.
 
 Each concurrency slot of a batch gets a :class:`ChatSender`: an
 ``httpx.AsyncHTTPTransport`` limited to one connection, with the headers
@@ -28,7 +32,7 @@ __all__ = ["ChatSender", "proxy_for", "shared_ssl_context"]
 
 _SSL: dict[str, ssl.SSLContext] = {}
 _SSL_LOCK = threading.Lock()
-USER_AGENT = "rewardsmith-judge"
+USER_AGENT = "rewardsmith"
 
 
 def shared_ssl_context() -> ssl.SSLContext:
@@ -63,7 +67,7 @@ def proxy_for(url: str, proxies: dict[str, str] | None = None) -> str | None:
 
 
 class ChatSender:
-    """JSON ``POST`` requests over one keep-alive connection, with fixed headers."""
+    """HTTP requests (JSON ``POST`` above all) over one keep-alive connection, with fixed headers."""
 
     def __init__(self, headers: dict[str, str], proxy: str | None = None) -> None:
         import httpx
@@ -83,9 +87,33 @@ class ChatSender:
         takes longer than ``timeout`` seconds, ``httpx.TransportError`` when the
         connection fails.
         """
+        return await self.request("POST", url, timeout, json=json)
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        timeout: float,
+        *,
+        json: Any = None,
+        content: Any = None,
+        files: Any = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any:
+        """Send any request (``json``, raw ``content`` or multipart ``files``, as ``httpx`` takes them).
+
+        ``headers`` are added to the fixed ones for this request only. The
+        response comes back with its body read; errors as for :meth:`post`.
+        """
         httpx = self._httpx
         request = httpx.Request(
-            "POST", url, json=json, headers=self.headers, extensions={"timeout": httpx.Timeout(timeout).as_dict()}
+            method,
+            url,
+            json=json,
+            content=content,
+            files=files,
+            headers={**self.headers, **headers} if headers else self.headers,
+            extensions={"timeout": httpx.Timeout(timeout).as_dict()},
         )
         response = await self.transport.handle_async_request(request)
         try:
