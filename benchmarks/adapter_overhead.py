@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-from _common import interleaved, verdict
+from _common import interleaved, tiny_grpo_trainer, verdict
 
 from rewardsmith import get_reward, reward, to_trl
 
@@ -59,9 +59,6 @@ def _report(title: str, times: dict[str, float]) -> None:
 
 
 def main() -> None:
-    from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
-
     from rewardsmith.train.tiny_model import build_tiny_model
 
     model = build_tiny_model(Path(tempfile.gettempdir()) / "rewardsmith-bench-tiny")
@@ -75,17 +72,7 @@ def main() -> None:
     ids = [[1, 2, 3]] * N
 
     def trainer_with(fn):
-        args = GRPOConfig(
-            output_dir=tempfile.mkdtemp(),
-            use_cpu=True,
-            report_to="none",
-            per_device_train_batch_size=8,
-            num_generations=8,
-            max_completion_length=8,
-            bf16=False,
-        )
-        train = Dataset.from_list([{"prompt": prompts[0], "answer": "1"}] * 8)
-        return GRPOTrainer(model=str(model), reward_funcs=[fn], args=args, train_dataset=train)
+        return tiny_grpo_trainer(model, [fn], prompts[0])
 
     plain_trainer = trainer_with(answer_matches)
     ours_trainer = trainer_with(to_trl(answer_matches_rs))
