@@ -31,3 +31,11 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def tiny_reward_model() -> Path:
+    """Path of the offline tiny sequence-classification reward model (built once, reused across runs)."""
+    from rewardsmith.train.tiny_model import build_tiny_reward_model
+
+    return build_tiny_reward_model(CACHE / "tiny-reward-model")

@@ -6,7 +6,10 @@ A name given to :func:`get_reward` resolves, in order, to:
 2. a plug-in reward from an installed package's ``rewardsmith.rewards`` entry
    points;
 3. an import path, ``pkg.module:attr`` or ``pkg.module.attr``;
-4. a file path, ``./my_rewards.py:attr``.
+4. a file path, ``./my_rewards.py:attr``;
+5. failing those, a model folder (with a ``config.json``) or a Hub id
+   ``org/name``: the registered ``reward_model`` for that model, as TRL
+   loads strings in ``reward_funcs`` as reward models.
 
 Whatever is found is made into a reward with the settings: a ``Reward`` is
 reconfigured, a ``Reward`` subclass or any other class is instantiated, a
@@ -21,6 +24,7 @@ import functools
 import importlib
 import inspect
 import logging
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -148,8 +152,14 @@ def _label(target: Any) -> str:
     return f"from {module}"
 
 
+#: Packages whose modules register the built-in rewards when imported (imported on first lookup, so that
+#: the core does not depend on the layers below it).
+BUILTIN_PACKAGES = ("rewardsmith.rewards", "rewardsmith.judges")
+
+
 def _load_builtins() -> None:
-    importlib.import_module("rewardsmith.rewards")
+    for package in BUILTIN_PACKAGES:
+        importlib.import_module(package)
 
 
 def _load_plugins() -> None:
@@ -302,7 +312,42 @@ def get_reward(spec: Any, /, **settings: Any) -> Reward:
     spec = spec.strip()
     if not spec:
         raise UnknownRewardError("an empty string is not a reward name")
-    return _instantiate(_find(spec), dict(settings), spec)
+    try:
+        target = _find(spec)
+    except UnknownRewardError as exc:
+        model = model_reference(spec)
+        if model is None or _lookup(REWARD_MODEL) is None:
+            if "/" in spec and ":" not in spec:
+                raise UnknownRewardError(
+                    f"{exc} (A reward model is named by a folder that holds its config.json, or a Hub id 'org/name'.)"
+                ) from None
+            raise
+        return _instantiate(_lookup(REWARD_MODEL), {"model": model, **settings}, spec)
+    return _instantiate(target, dict(settings), spec)
+
+
+#: The registered name that model ids and model folders resolve to (as TRL loads strings as reward models).
+REWARD_MODEL = "reward_model"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def model_reference(spec: str) -> str | None:
+    """``spec`` if it names a model rather than a reward: a folder with a ``config.json``, or a Hub id ``org/name``.
+
+    Only names that are not rewards get here, so ``get_reward("org/my-rm")`` and
+    ``to_trl([..., "./runs/rm"])`` give a ``reward_model`` reward for that model.
+
+    >>> model_reference("OpenAssistant/reward-model-deberta-v3-large-v2")
+    'OpenAssistant/reward-model-deberta-v3-large-v2'
+    >>> model_reference("./my_rewards.py:fn") is None, model_reference("think_fromat") is None
+    (True, True)
+    """
+    path = Path(spec).expanduser()
+    if (path / "config.json").is_file():
+        return spec
+    if _HUB_ID.match(spec) and not spec.endswith(".py") and not path.exists():
+        return spec
+    return None
 
 
 def get_rewards(specs: Any) -> list[Reward]:

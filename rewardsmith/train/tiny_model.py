@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DEFAULT_TAGS", "build_tiny_model", "build_tiny_tokenizer"]
+__all__ = ["DEFAULT_TAGS", "build_tiny_model", "build_tiny_reward_model", "build_tiny_tokenizer"]
 
 #: Tags that are single tokens in the tiny tokenizer.
 DEFAULT_TAGS: tuple[str, ...] = ("<think>", "</think>", "<answer>", "</answer>")
@@ -108,7 +108,54 @@ def build_tiny_model(
     >>> model.config.model_type, tok.pad_token, tok.eos_token, tok.padding_side
     ('llama', '<|pad|>', '<|im_end|>', 'left')
     """
-    path = Path(path)
+    shape = (hidden_size, num_layers, num_heads, num_kv_heads)
+    return _build(Path(path), "LlamaForCausalLM", {"version": 2}, tags, words, *shape, seed)
+
+
+def build_tiny_reward_model(
+    path: str | Path,
+    *,
+    tags: Sequence[str] = DEFAULT_TAGS,
+    words: Sequence[str] = (),
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    num_kv_heads: int = 2,
+    seed: int = 0,
+) -> Path:
+    """Write a randomly initialised tiny sequence-classification reward model (one output) and its tokenizer.
+
+    The same architecture and tokenizer as :func:`build_tiny_model`, with a
+    scalar score head: what ``AutoModelForSequenceClassification`` (and so
+    TRL's reward-model path and rewardsmith's ``reward_model``) loads. Its
+    scores are random but deterministic functions of the text. Building is
+    skipped when ``path`` already holds one built with the same arguments.
+
+    >>> import tempfile
+    >>> from transformers import AutoModelForSequenceClassification
+    >>> path = build_tiny_reward_model(tempfile.mkdtemp())
+    >>> model = AutoModelForSequenceClassification.from_pretrained(path)
+    >>> model.config.num_labels, model.config.pad_token_id is not None
+    (1, True)
+    """
+    recipe = {"kind": "sequence-classification", "version": 1}
+    shape = (hidden_size, num_layers, num_heads, num_kv_heads)
+    return _build(Path(path), "LlamaForSequenceClassification", recipe, tags, words, *shape, seed, num_labels=1)
+
+
+def _build(
+    path: Path,
+    class_name: str,
+    recipe_extra: dict,
+    tags: Sequence[str],
+    words: Sequence[str],
+    hidden_size: int,
+    num_layers: int,
+    num_heads: int,
+    num_kv_heads: int,
+    seed: int,
+    **config_extra,
+) -> Path:
     recipe = {
         "tags": list(tags),
         "words": list(words),
@@ -117,16 +164,26 @@ def build_tiny_model(
         "num_heads": num_heads,
         "num_kv_heads": num_kv_heads,
         "seed": seed,
-        "version": 2,
+        **recipe_extra,
     }
     if _built_with(path, recipe):
         return path
 
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    import transformers
 
     tokenizer = build_tiny_tokenizer(tags, words)
-    config = LlamaConfig(
+    config = _llama_config(tokenizer, hidden_size, num_layers, num_heads, num_kv_heads, **config_extra)
+    model = _seeded(getattr(transformers, class_name), config, seed)
+    if model.can_generate():
+        model.generation_config.pad_token_id = tokenizer.pad_token_id
+        model.generation_config.eos_token_id = tokenizer.eos_token_id
+    return _save_atomically(path, recipe, model, tokenizer)
+
+
+def _llama_config(tokenizer, hidden_size: int, num_layers: int, num_heads: int, num_kv_heads: int, **extra):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=hidden_size * 4,
@@ -138,12 +195,19 @@ def build_tiny_model(
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=tokenizer.bos_token_id,
+        **extra,
     )
+
+
+def _seeded(model_class, config, seed: int):
+    import torch
+
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        model = LlamaForCausalLM(config)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
+        return model_class(config)
+
+
+def _save_atomically(path: Path, recipe: dict, model, tokenizer) -> Path:
     # Build beside the target and move it into place, so that concurrent builders
     # (parallel test workers) never see a half-written folder.
     path.parent.mkdir(parents=True, exist_ok=True)

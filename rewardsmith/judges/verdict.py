@@ -1,0 +1,185 @@
+"""Reading a judge's verdict: a JSON object or a "Score: N" line, mapped to [0, 1].
+
+Judges are asked for a number on a scale (1 to 10 by default). The answer is
+read, in order, as:
+
+1. the whole answer as a JSON object with a ``score`` (or ``rating``) field,
+   also inside a fenced code block;
+2. the last JSON object in the answer that has such a field;
+3. the last line that starts with ``Score:`` or ``Rating:`` (Markdown
+   emphasis, headings and ``Final score:`` allowed; ``N/10`` allowed when the
+   denominator is the top of the scale).
+
+A number outside the scale, a non-numeric score, or no verdict at all is not a
+verdict: :func:`parse_verdict` gives ``score=None`` and says why, so the
+sample scores ``None`` rather than a made-up 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Verdict", "fmt_number", "parse_verdict", "scale_score"]
+
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_SCORE_LINE = re.compile(
+    r"^[\s*#_>`-]*(?:final\s+|overall\s+)?(?:score|rating)[\s*_`]*[:=][\s*_`]*"
+    r"(?P<value>[-+]?\d+(?:\.\d+)?)[\s*_`]*(?:/\s*(?P<out_of>\d+(?:\.\d+)?))?",
+    re.IGNORECASE | re.MULTILINE,
+)
+_KEYS = ("score", "rating")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A parsed verdict: the score in [0, 1] (``None`` if there is none), the raw number, the judge's reason."""
+
+    score: float | None
+    raw: float | None = None
+    reason: str = ""
+    problem: str = ""
+
+
+def scale_score(value: float, scale: tuple[float, float]) -> float | None:
+    """``value`` on ``scale = (low, high)`` as a number in [0, 1]; ``None`` outside the scale.
+
+    >>> scale_score(7, (1, 10)), scale_score(1, (1, 10)), scale_score(0.5, (0, 1))
+    (0.6666666666666666, 0.0, 0.5)
+    >>> scale_score(11, (1, 10)) is None
+    True
+    """
+    low, high = scale
+    if not math.isfinite(value) or value < low or value > high:
+        return None
+    return (value - low) / (high - low)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _field(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
+    lowered = {str(k).lower(): v for k, v in obj.items()}
+    for key in keys:
+        if key in lowered:
+            return True, lowered[key]
+    return False, None
+
+
+def _reason_of(obj: dict[str, Any]) -> str:
+    for key in ("reason", "reasoning", "explanation", "justification", "rationale"):
+        found, value = _field(obj, (key,))
+        if found and isinstance(value, str):
+            return value.strip()
+    return ""
+
+
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object embedded in ``text``, outermost first, in order of appearance."""
+    decoder = json.JSONDecoder()
+    found: list[dict[str, Any]] = []
+    index = text.find("{")
+    while index != -1:
+        try:
+            obj, end = decoder.raw_decode(text, index)
+        except ValueError:
+            index = text.find("{", index + 1)
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+        index = text.find("{", end)
+    return found
+
+
+def _from_json(text: str) -> dict[str, Any] | None:
+    stripped = text.strip()
+    fenced = _FENCE.match(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
+    try:
+        whole = json.loads(stripped)
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict) and _field(whole, _KEYS)[0]:
+        return whole
+    for obj in reversed(_json_objects(text)):
+        if _field(obj, _KEYS)[0]:
+            return obj
+    return None
+
+
+def parse_verdict(text: str | None, scale: tuple[float, float] = (1, 10)) -> Verdict:
+    """The verdict in a judge's answer, with the score mapped from ``scale`` to [0, 1].
+
+    >>> parse_verdict('{"reason": "accurate and clear", "score": 9}')
+    Verdict(score=0.8888888888888888, raw=9.0, reason='accurate and clear', problem='')
+    >>> parse_verdict("The answer ignores the question.\\n**Score:** 1").score
+    0.0
+    >>> parse_verdict("Score: 4/5", scale=(1, 5)).raw
+    4.0
+    >>> parse_verdict("I would rate it highly!").problem
+    'no verdict found (expected a JSON object with "score" or a "Score: N" line)'
+    >>> parse_verdict("Score: 42").problem
+    'score 42 is outside the scale 1 to 10'
+    """
+    low, high = float(scale[0]), float(scale[1])
+    if text is None or not str(text).strip():
+        return Verdict(None, problem="the judge gave an empty answer")
+    text = str(text)
+    obj = _from_json(text)
+    if obj is not None:
+        raw_value = _field(obj, _KEYS)[1]
+        value = _number(raw_value)
+        reason = _reason_of(obj)
+        if value is None:
+            return Verdict(None, reason=reason, problem=f"the score {raw_value!r} is not a number")
+        return _checked(value, (low, high), reason)
+    matches = list(_SCORE_LINE.finditer(text))
+    if not matches:
+        return Verdict(None, problem='no verdict found (expected a JSON object with "score" or a "Score: N" line)')
+    last = matches[-1]
+    value = float(last.group("value"))
+    reason = text[: last.start()].strip()
+    out_of = last.group("out_of")
+    if out_of is not None and float(out_of) != high:
+        return Verdict(
+            None,
+            value,
+            reason,
+            f"score {last.group(0).strip()!r} is not on the scale {fmt_number(low)} to {fmt_number(high)}",
+        )
+    return _checked(value, (low, high), reason)
+
+
+def fmt_number(x: float) -> str:
+    """``10.0`` as ``10``, ``0.5`` as ``0.5``: scale ends as people write them.
+
+    >>> fmt_number(10.0), fmt_number(0.5)
+    ('10', '0.5')
+    """
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _checked(value: float, scale: tuple[float, float], reason: str) -> Verdict:
+    score = scale_score(value, scale)
+    if score is None:
+        return Verdict(
+            None,
+            value,
+            reason,
+            f"score {fmt_number(value)} is outside the scale {fmt_number(scale[0])} to {fmt_number(scale[1])}",
+        )
+    return Verdict(score, value, reason)
