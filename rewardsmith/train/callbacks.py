@@ -146,8 +146,14 @@ class RewardConsole(TrainerCallback):
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if not state.is_world_process_zero:
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-        from rich.progress import TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress = Progress(
             TextColumn("[bold]training"),
@@ -178,7 +184,7 @@ class RewardConsole(TrainerCallback):
                 parts.append(f"{key[len(prefix) + 8 : -5]} {value:.3f}")
         if "kl" in logs and logs["kl"] is not None:
             parts.append(f"kl {logs['kl']:.4f}")
-        self.console.print("  ".join(parts), highlight=False)
+        self.console.print("  ".join(parts), highlight=False, soft_wrap=True)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         if self.progress is not None:

@@ -147,7 +147,13 @@ _FLAT_MODEL = {
     "load_in_8bit": "load_in_8bit",
     "model_revision": "revision",
 }
-_FLAT_LORA = {"lora_rank": "r", "lora_r": "r", "lora_alpha": "alpha", "lora_dropout": "dropout", "lora_target": "target_modules"}
+_FLAT_LORA = {
+    "lora_rank": "r",
+    "lora_r": "r",
+    "lora_alpha": "alpha",
+    "lora_dropout": "dropout",
+    "lora_target": "target_modules",
+}
 _FLAT_DATASET = {
     "dataset": "source",
     "dataset_name": "source",
@@ -247,6 +253,8 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
 
     >>> apply_overrides({"trainer": {"learning_rate": 1e-6}}, ["trainer.learning_rate=3e-3", "model.name_or_path=x"])
     {'trainer': {'learning_rate': '3e-3'}, 'model': {'name_or_path': 'x'}}
+    >>> apply_overrides({"dataset": {"mix": [{"source": "a"}, {"source": "b"}]}}, ["dataset.mix.1.source=c"])
+    {'dataset': {'mix': [{'source': 'a'}, {'source': 'c'}]}}
     """
     out = copy.deepcopy(raw)
     for item in overrides:
@@ -254,16 +262,36 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
         if not sep or not key.strip():
             raise ConfigError(f"overrides are written dotted.key=value (e.g. trainer.learning_rate=3e-3), got {item!r}")
         parts = key.strip().split(".")
-        node = out
-        for part in parts[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, dict):
-                raise ConfigError(f"override {item!r}: {part!r} is not a section")
-            node = child
-        node[parts[-1]] = _parse_value(text)
+        node: Any = out
+        for part, following in zip(parts[:-1], parts[1:]):
+            node = _child(node, part, following, item)
+        _set(node, parts[-1], _parse_value(text), item)
     return out
+
+
+def _child(node: Any, part: str, following: str, item: str) -> Any:
+    if isinstance(node, list):
+        index = _index(node, part, item)
+        return node[index]
+    child = node.get(part)
+    if child is None:
+        child = node[part] = [] if following.isdigit() else {}
+    if not isinstance(child, (dict, list)):
+        raise ConfigError(f"override {item!r}: {part!r} is a value, not a section")
+    return child
+
+
+def _index(node: list, part: str, item: str) -> int:
+    if not part.isdigit() or int(part) >= len(node):
+        raise ConfigError(f"override {item!r}: {part!r} is not an index of a list of {len(node)}")
+    return int(part)
+
+
+def _set(node: Any, key: str, value: Any, item: str) -> None:
+    if isinstance(node, list):
+        node[_index(node, key, item)] = value
+    else:
+        node[key] = value
 
 
 # -- loading -----------------------------------------------------------------------------------------

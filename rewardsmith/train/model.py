@@ -34,7 +34,9 @@ def _auto_config(path: str, settings: ModelSettings) -> Any:
     from transformers import AutoConfig
 
     try:
-        return AutoConfig.from_pretrained(path, revision=settings.revision, trust_remote_code=settings.trust_remote_code)
+        return AutoConfig.from_pretrained(
+            path, revision=settings.revision, trust_remote_code=settings.trust_remote_code
+        )
     except Exception as exc:  # OSError offline, ValueError for unknown architectures
         hint = (
             " The Hugging Face Hub may be out of reach: download the model first, or point name_or_path at a "

@@ -53,19 +53,35 @@ class TrainingPlan:
             ("train data", f"{_count(self.train_dataset)} prompts, columns {', '.join(_columns(self.train_dataset))}"),
         ]
         if self.eval_dataset is not None:
-            rows.append(("eval data", f"{_count(self.eval_dataset)} prompts (eval_strategy={args.eval_strategy})"))
+            strategy = _plain(args.eval_strategy)
+            rows.append(("eval data", f"{_count(self.eval_dataset)} prompts (eval_strategy={strategy})"))
         for reward, weight in zip(self.rewards, self.weights):
             columns = ", ".join(reward.required_columns) or "no columns"
             rows.append((f"reward {reward.name}", f"weight {weight:g}; reads {columns}"))
-        steps = f"max_steps={args.max_steps}" if args.max_steps and args.max_steps > 0 else f"{args.num_train_epochs:g} epoch(s)"
+        steps = (
+            f"max_steps={args.max_steps}"
+            if args.max_steps and args.max_steps > 0
+            else f"{args.num_train_epochs:g} epoch(s)"
+        )
         rows += [
             ("batch", f"{args.per_device_train_batch_size} completions per device, {args.num_generations} per prompt"),
-            ("optimisation", f"learning_rate={args.learning_rate:g} ({args.lr_scheduler_type}), {steps}, beta={args.beta:g}"),
-            ("generation", f"max_completion_length={args.max_completion_length}, temperature={args.temperature:g}, "
-             f"vLLM {'on (' + args.vllm_mode + ')' if args.use_vllm else 'off'}"),  # fmt: skip
+            (
+                "optimisation",
+                f"learning_rate={args.learning_rate:g} ({_plain(args.lr_scheduler_type)}), {steps}, beta={args.beta:g}",
+            ),  # fmt: skip
+            (
+                "generation",
+                f"max_completion_length={args.max_completion_length}, temperature={args.temperature:g}, "
+                f"vLLM {'on (' + args.vllm_mode + ')' if args.use_vllm else 'off'}",
+            ),  # fmt: skip
             ("output_dir", str(args.output_dir)),
         ]
         return rows
+
+
+def _plain(value: Any) -> str:
+    """An enum setting as the string a config would write."""
+    return str(getattr(value, "value", value))
 
 
 def _count(dataset: Any) -> str:
@@ -79,7 +95,9 @@ def _columns(dataset: Any) -> list[str]:
     return list(getattr(dataset, "column_names", None) or [])
 
 
-def _prepare_one(settings: DatasetSettings, split: str, source: Any, config: str | None, max_samples: int | None) -> Any:
+def _prepare_one(
+    settings: DatasetSettings, split: str, source: Any, config: str | None, max_samples: int | None
+) -> Any:
     from rewardsmith.data import prepare_dataset
 
     if source is None:
@@ -111,14 +129,21 @@ def _concatenate(parts: list[Any], seed: int) -> Any:
     return Dataset.from_list(rows).shuffle(seed=seed)
 
 
+#: Prompt settings a ``mix`` part takes from the ``dataset:`` section unless it sets its own.
+_INHERITED = ("system_prompt", "format_template", "conversational", "seed")
+
+
 def prepare_datasets(settings: DatasetSettings) -> tuple[Any, Any]:
     """The train and (optional) evaluation datasets a ``dataset:`` section describes."""
     if settings.mix:
+        parts = []
         for i, part in enumerate(settings.mix):
             if part.task is None:
                 raise ConfigError(f"dataset.mix[{i}] needs a task name (task: math) so rewards can be routed by task")
+            inherited = {k: getattr(settings, k) for k in _INHERITED if k not in part.model_fields_set}
+            parts.append(part.model_copy(update=inherited))
         train = _concatenate(
-            [_prepare_one(p, p.split, p.source, p.config, p.max_samples) for p in settings.mix], settings.seed
+            [_prepare_one(p, p.split, p.source, p.config, p.max_samples) for p in parts], settings.seed
         )
         if settings.max_samples:
             train = train.select(range(min(settings.max_samples, len(train))))
@@ -165,7 +190,9 @@ def _learning_warnings(config: TrainConfig, args: Any, facts: dict[str, Any]) ->
             "(or LoRA) barely moves at it, and start and end of training look the same. Set trainer.learning_rate."
         )
     if config.model.name_or_path.startswith("builtin:tiny") and args.learning_rate < 1e-4:
-        warnings.append(f"the tiny model needs a learning rate around 1e-3 to learn visibly; {args.learning_rate:g} is low")
+        warnings.append(
+            f"the tiny model needs a learning rate around 1e-3 to learn visibly; {args.learning_rate:g} is low"
+        )
     return warnings
 
 
@@ -191,7 +218,7 @@ def plan_training(config: TrainConfig) -> TrainingPlan:
             )
     elif args.eval_strategy != "no":
         raise ConfigError(
-            f"trainer.eval_strategy is {args.eval_strategy!r} but there is no evaluation dataset; "
+            f"trainer.eval_strategy is {_plain(args.eval_strategy)!r} but there is no evaluation dataset; "
             "set dataset.eval_split (or eval_source)"
         )
     warnings = _learning_warnings(config, args, facts)

@@ -97,6 +97,7 @@ def build_trainer_args(
     if not _cuda():
         settings.setdefault("bf16", False)
         settings.setdefault("fp16", False)
+        settings.setdefault("dataloader_pin_memory", False)
         if settings.get("bf16") or settings.get("fp16"):
             raise ConfigError(
                 "trainer.bf16/fp16 need a GPU and none is available; remove them (training runs in float32 on the CPU)"

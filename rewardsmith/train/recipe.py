@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,16 +48,22 @@ def as_config(config: TrainConfig | str | Path | dict[str, Any], overrides: list
 
 
 def _show_plan(plan: TrainingPlan, console: Any, title: str) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title, show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
     for label, value in plan.describe():
-        table.add_row(label, value)
+        table.add_row(escape(label), escape(value))
     console.print(table)
     for warning in plan.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+
+
+def _is_main_process() -> bool:
+    """Rank 0 under ``accelerate launch`` / ``torchrun`` (set in the environment before any model loads)."""
+    return int(os.environ.get("RANK", "0")) == 0
 
 
 def _resume_point(resume: bool | str | None, output_dir: Path) -> str | None:
@@ -70,7 +77,9 @@ def _resume_point(resume: bool | str | None, output_dir: Path) -> str | None:
 
     last = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
     if last is None:
-        logger.warning("resume_from_checkpoint is on but %s holds no checkpoint yet; starting from the beginning", output_dir)
+        logger.warning(
+            "resume_from_checkpoint is on but %s holds no checkpoint yet; starting from the beginning", output_dir
+        )
     return last
 
 
@@ -112,19 +121,28 @@ def run(
     from rich.console import Console
 
     console = console or Console()
+    main_process = _is_main_process()
     config = as_config(config, overrides)
     plan = plan_training(config)
-    _show_plan(plan, console, "rewardsmith train: dry run (nothing loaded)" if dry_run else "rewardsmith train")
+    if main_process:
+        _show_plan(plan, console, "rewardsmith train: dry run (nothing loaded)" if dry_run else "rewardsmith train")
     if dry_run:
         return plan
 
     output_dir = Path(plan.args.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "rewardsmith_config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    if main_process:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        (output_dir / "rewardsmith_config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
 
-    model, tokenizer, new_tokens = load_model_and_tokenizer(config.model, plan.model_path, config.dataset.conversational)
-    if new_tokens:
-        console.print(f"added tokens {', '.join(new_tokens)} (embeddings from their descriptions)", highlight=False)
+    model, tokenizer, new_tokens = load_model_and_tokenizer(
+        config.model, plan.model_path, config.dataset.conversational
+    )
+    if new_tokens and main_process:
+        console.print(
+            f"added tokens {', '.join(new_tokens)} (embeddings from their descriptions)",
+            highlight=False,
+            soft_wrap=True,
+        )
 
     trainer = _build_trainer(plan, model, tokenizer)
     _use_our_console(trainer, console)
@@ -144,14 +162,21 @@ def _show_summary(summary: RunSummary, console: Any) -> None:
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
-    console.print(f"[bold]done[/] after {summary.steps} steps in {summary.seconds:.0f}s", highlight=False)
+    console.print(
+        f"[bold]done[/] after {summary.steps} steps in {summary.seconds:.0f}s", highlight=False, soft_wrap=True
+    )
     console.print(
         f"mean total reward: {fmt(summary.reward_start)} at the start -> {fmt(summary.reward_end)} at the end "
         "(first and last 10% of logged steps)",
         highlight=False,
+        soft_wrap=True,
     )
     for name, start in summary.rewards_start.items():
-        console.print(f"  {name}: {fmt(start)} -> {fmt(summary.rewards_end.get(name))}", highlight=False)
+        console.print(
+            f"  {name}: {fmt(start)} -> {fmt(summary.rewards_end.get(name))}", highlight=False, soft_wrap=True
+        )
     if summary.tokens_per_second:
-        console.print(f"throughput: {summary.tokens_per_second:,.0f} tokens/s", highlight=False)
-    console.print(f"model saved to {summary.output_dir}; reward curve: {summary.curve}", highlight=False)
+        console.print(f"throughput: {summary.tokens_per_second:,.0f} tokens/s", highlight=False, soft_wrap=True)
+    console.print(
+        f"model saved to {summary.output_dir}; reward curve: {summary.curve}", highlight=False, soft_wrap=True
+    )
