@@ -15,6 +15,7 @@ resolved from the config file's folder, so a config runs from anywhere.
 from __future__ import annotations
 
 import copy
+import itertools
 from pathlib import Path
 from typing import Any, Literal
 
@@ -191,7 +192,7 @@ def normalize_flat(raw: dict[str, Any]) -> dict[str, Any]:
             out[key] = copy.deepcopy(flat.pop(key))
     model = out.setdefault("model", {}) if isinstance(out.get("model", {}), dict) else out["model"]
     dataset = out.get("dataset")
-    if isinstance(dataset, str) or (isinstance(dataset, list)):
+    if isinstance(dataset, (str, list)):
         out["dataset"] = dataset = {"source": dataset}
     for flat_key, key in _FLAT_MODEL.items():
         if flat_key in flat:
@@ -263,7 +264,7 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
             raise ConfigError(f"overrides are written dotted.key=value (e.g. trainer.learning_rate=3e-3), got {item!r}")
         parts = key.strip().split(".")
         node: Any = out
-        for part, following in zip(parts[:-1], parts[1:]):
+        for part, following in itertools.pairwise(parts):
             node = _child(node, part, following, item)
         _set(node, parts[-1], _parse_value(text), item)
     return out

@@ -68,12 +68,12 @@ class TrainingPlan:
             (
                 "optimisation",
                 f"learning_rate={args.learning_rate:g} ({_plain(args.lr_scheduler_type)}), {steps}, beta={args.beta:g}",
-            ),  # fmt: skip
+            ),
             (
                 "generation",
                 f"max_completion_length={args.max_completion_length}, temperature={args.temperature:g}, "
                 f"vLLM {'on (' + args.vllm_mode + ')' if args.use_vllm else 'off'}",
-            ),  # fmt: skip
+            ),
             ("output_dir", str(args.output_dir)),
         ]
         return rows
@@ -214,7 +214,8 @@ def plan_training(config: TrainConfig) -> TrainingPlan:
         _check_coverage(evaluation, rewards)
         if args.eval_strategy == "no":
             raise ConfigError(
-                "an evaluation dataset is set but trainer.eval_strategy is 'no'; set eval_strategy: steps and eval_steps"
+                "an evaluation dataset is set but trainer.eval_strategy is 'no'; "
+                "set eval_strategy: steps and eval_steps"
             )
     elif args.eval_strategy != "no":
         raise ConfigError(
