@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
@@ -33,7 +34,7 @@ err_console = Console(stderr=True)
 
 
 def _fail(exc: Exception) -> None:
-    err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code=2)
 
 
@@ -89,12 +90,20 @@ def rewards_show(
 
 
 @app.command()
-def demo() -> None:
-    """Run the embedded demo (no downloads)."""
-    from rewardsmith.demo import run_demo
+def train(
+    config: Annotated[Path, typer.Argument(help="The YAML training config.")],
+    overrides: Annotated[
+        list[str] | None, typer.Argument(help="Dotted overrides such as trainer.learning_rate=3e-3.")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Resolve and check everything and print the plan; load no model.")
+    ] = False,
+) -> None:
+    """Train with GRPO from a config: rewards, dataset, model, TRL trainer settings."""
+    from rewardsmith.train.recipe import run
 
     try:
-        run_demo(console)
+        run(config, list(overrides or []), dry_run=dry_run, console=console)
     except RewardsmithError as exc:
         _fail(exc)
 
@@ -212,6 +221,30 @@ def datasets_push(
         _fail(exc)
         return
     console.print(f"pushed {result.examples:,} examples to {result.name} (state {result.state})", highlight=False)
+
+
+@app.command()
+def demo(
+    output_dir: Annotated[Path, typer.Option(help="Where the run saves the model, curve and summary.")] = Path(
+        "runs/demo"
+    ),
+    max_steps: Annotated[int | None, typer.Option(help="Train for fewer steps than the demo config's.")] = None,
+) -> None:
+    """Train the offline tiny model on the bundled task and show the reward rising (no downloads)."""
+    from rewardsmith.train.demo import run_demo
+
+    try:
+        run_demo(output_dir, max_steps, console=console)
+    except RewardsmithError as exc:
+        _fail(exc)
+
+
+@rewards_app.command("demo")
+def rewards_demo() -> None:
+    """Score a bundled sample of completions with built-in rewards and show why each scored what it did."""
+    from rewardsmith.demo import run_demo
+
+    run_demo(console)
 
 
 def main() -> None:

@@ -25,7 +25,11 @@ def test_demo_scores_the_bundled_sample():
 
 def test_demo_command_runs():
     result = subprocess.run(
-        [sys.executable, "-m", "rewardsmith.cli", "demo"], capture_output=True, text=True, cwd=ROOT, timeout=300
+        [sys.executable, "-m", "rewardsmith.cli", "rewards", "demo"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert "mean gsm8k_accuracy" in result.stdout

@@ -20,9 +20,15 @@ from rewardsmith.rewards._text import find_tags
 __all__ = ["TagCount", "ThinkFormat"]
 
 
-def _expected(think_tag: str, answer_tag: str, prefilled_think: bool) -> list[tuple[str, bool]]:
+def _expected(think_tag: str | None, answer_tag: str, prefilled_think: bool) -> list[tuple[str, bool]]:
+    if think_tag is None:
+        return [(answer_tag, False), (answer_tag, True)]
     shape = [(think_tag, False), (think_tag, True), (answer_tag, False), (answer_tag, True)]
     return shape[1:] if prefilled_think else shape
+
+
+def _tag_names(think_tag: str | None, answer_tag: str) -> tuple[str, ...]:
+    return (answer_tag,) if think_tag is None else (think_tag, answer_tag)
 
 
 def _describe(tag: tuple[str, bool]) -> str:
@@ -41,7 +47,8 @@ class ThinkFormat(Reward):
     text before the reasoning, between the blocks and after the answer. With
     ``prefilled_think`` the chat template already opened ``<think>`` in the
     prompt, so the completion starts inside the reasoning and must not open
-    it again. Tags are matched case-insensitively.
+    it again. With ``think_tag=None`` only the answer block is expected (for
+    models that do not reason in tags). Tags are matched case-insensitively.
 
     Columns: none. Range: {0, 1}.
 
@@ -60,6 +67,8 @@ class ThinkFormat(Reward):
     >>> ThinkFormat(think_tag="reasoning", answer_tag="solution").check(
     ...     "<reasoning>r</reasoning><solution>s</solution>").score
     1.0
+    >>> ThinkFormat(think_tag=None)(completions=["<answer>4</answer>", "4 <answer>4</answer>"])
+    [1.0, 0.0]
     """
 
     default_name = "think_format"
@@ -67,15 +76,24 @@ class ThinkFormat(Reward):
 
     strict: bool = True
     prefilled_think: bool = False
-    think_tag: str = "think"
+    think_tag: str | None = "think"
     answer_tag: str = "answer"
 
     def score(self, completion: str) -> RewardResult:
-        tags = find_tags(completion, (self.think_tag, self.answer_tag))
+        tags = find_tags(completion, _tag_names(self.think_tag, self.answer_tag))
         expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
         seen = [(t.name, t.closing) for t in tags]
         if seen != expected:
             return RewardResult(0.0, _mismatch(seen, expected))
+        if self.think_tag is None:
+            answer_open, answer_close = tags
+            answer = completion[answer_open.end : answer_close.start]
+            if not answer.strip():
+                return RewardResult(0.0, "the answer is empty")
+            outside = completion[: answer_open.start] + completion[answer_close.end :]
+            if self.strict and outside.strip():
+                return RewardResult(0.0, f"text outside the answer (strict): {outside.strip()[:40]!r}")
+            return RewardResult(1.0, "one answer block")
         if self.prefilled_think:
             think_close, answer_open, answer_close = tags
             before, reasoning = "", completion[: think_close.start]
@@ -137,12 +155,12 @@ class TagCount(Reward):
     score_range = (0.0, 1.0)
 
     prefilled_think: bool = False
-    think_tag: str = "think"
+    think_tag: str | None = "think"
     answer_tag: str = "answer"
 
     def score(self, completion: str) -> RewardResult:
         expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
-        seen = [(t.name, t.closing) for t in find_tags(completion, (self.think_tag, self.answer_tag))]
+        seen = [(t.name, t.closing) for t in find_tags(completion, _tag_names(self.think_tag, self.answer_tag))]
         once = [tag for tag in expected if seen.count(tag) == 1]
         missing = [_describe(tag) for tag in expected if tag not in once]
         reason = "every tag exactly once" if not missing else "not exactly once: " + ", ".join(missing)

@@ -1,1 +1,30 @@
-"""Training: YAML config to TRL GRPOTrainer, model builders, callbacks."""
+"""Training: one YAML config to TRL's GRPOTrainer with rewardsmith rewards.
+
+>>> from rewardsmith.train import load_config, run   # run(config_path_or_dict, overrides, dry_run=False)
+
+Imported lazily: importing ``rewardsmith.train`` loads neither torch nor TRL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["ConfigError", "TrainConfig", "TrainResult", "TrainingPlan", "load_config", "plan_training", "run"]
+
+_WHERE = {
+    "ConfigError": "rewardsmith.train.config",
+    "TrainConfig": "rewardsmith.train.config",
+    "load_config": "rewardsmith.train.config",
+    "TrainingPlan": "rewardsmith.train.plan",
+    "plan_training": "rewardsmith.train.plan",
+    "TrainResult": "rewardsmith.train.recipe",
+    "run": "rewardsmith.train.recipe",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'rewardsmith.train' has no attribute {name!r}")

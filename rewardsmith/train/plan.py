@@ -1,0 +1,226 @@
+"""Resolve a training config into a plan, checking everything that can be checked before a model loads.
+
+The plan holds the rewards and weights, the prepared datasets, TRL's
+``GRPOConfig``, the model path and facts about the model; ``--dry-run``
+prints it. Every check here fails with a :class:`ConfigError` that says what
+to change: unknown rewards, weights that do not match, dataset columns a
+reward needs, settings TRL rejects, batch sizes that do not divide, LoRA
+targets the model lacks, QLoRA without CUDA, vLLM not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.reward import Reward
+from rewardsmith.train.config import ConfigError, DatasetSettings, TrainConfig
+from rewardsmith.train.model import check_model, model_path
+from rewardsmith.train.trainer_args import build_trainer_args
+
+__all__ = ["TrainingPlan", "cache_dir", "plan_training", "prepare_datasets"]
+
+
+def cache_dir() -> Path:
+    """Where built artefacts (the offline tiny model) are kept: ``$REWARDSMITH_CACHE`` or ``~/.cache/rewardsmith``."""
+    return Path(os.environ.get("REWARDSMITH_CACHE", Path.home() / ".cache" / "rewardsmith"))
+
+
+@dataclass
+class TrainingPlan:
+    """Everything a run needs, resolved and checked; no model weights loaded yet."""
+
+    config: TrainConfig
+    rewards: list[Reward]
+    weights: list[float]
+    train_dataset: Any
+    eval_dataset: Any
+    args: Any
+    model_path: str
+    model_facts: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def describe(self) -> list[tuple[str, str]]:
+        """The plan as (label, value) rows, for ``--dry-run`` and the start of a run."""
+        args = self.args
+        rows = [
+            ("model", f"{self.model_path} ({self.model_facts.get('architecture', '?')})"),
+            ("fine-tuning", f"LoRA {self.model_facts['lora']}" if "lora" in self.model_facts else "full"),
+            ("train data", f"{_count(self.train_dataset)} prompts, columns {', '.join(_columns(self.train_dataset))}"),
+        ]
+        if self.eval_dataset is not None:
+            strategy = _plain(args.eval_strategy)
+            rows.append(("eval data", f"{_count(self.eval_dataset)} prompts (eval_strategy={strategy})"))
+        for reward, weight in zip(self.rewards, self.weights):
+            columns = ", ".join(reward.required_columns) or "no columns"
+            rows.append((f"reward {reward.name}", f"weight {weight:g}; reads {columns}"))
+        steps = (
+            f"max_steps={args.max_steps}"
+            if args.max_steps and args.max_steps > 0
+            else f"{args.num_train_epochs:g} epoch(s)"
+        )
+        rows += [
+            ("batch", f"{args.per_device_train_batch_size} completions per device, {args.num_generations} per prompt"),
+            (
+                "optimisation",
+                f"learning_rate={args.learning_rate:g} ({_plain(args.lr_scheduler_type)}), {steps}, beta={args.beta:g}",
+            ),
+            (
+                "generation",
+                f"max_completion_length={args.max_completion_length}, temperature={args.temperature:g}, "
+                f"vLLM {'on (' + args.vllm_mode + ')' if args.use_vllm else 'off'}",
+            ),
+            ("output_dir", str(args.output_dir)),
+        ]
+        return rows
+
+
+def _plain(value: Any) -> str:
+    """An enum setting as the string a config would write."""
+    return str(getattr(value, "value", value))
+
+
+def _count(dataset: Any) -> str:
+    try:
+        return str(len(dataset))
+    except TypeError:
+        return "streamed"
+
+
+def _columns(dataset: Any) -> list[str]:
+    return list(getattr(dataset, "column_names", None) or [])
+
+
+def _prepare_one(
+    settings: DatasetSettings, split: str, source: Any, config: str | None, max_samples: int | None
+) -> Any:
+    from rewardsmith.data import prepare_dataset
+
+    if source is None:
+        raise ConfigError("dataset.source is required: a Hub dataset name, a local file or folder, or a list of rows")
+    return prepare_dataset(
+        source,
+        split,
+        config=config,
+        converter=settings.converter,
+        system_prompt=settings.system_prompt,
+        format_template=settings.format_template,
+        conversational=settings.conversational,
+        max_samples=max_samples,
+        shuffle=settings.shuffle,
+        seed=settings.seed,
+        task=settings.task,
+        **settings.converter_settings,
+    )
+
+
+def _concatenate(parts: list[Any], seed: int) -> Any:
+    """Several prepared datasets as one, missing columns filled with ``None``, shuffled."""
+    from datasets import Dataset
+
+    columns: list[str] = []
+    for part in parts:
+        columns += [c for c in part.column_names if c not in columns]
+    rows = [{c: row.get(c) for c in columns} for part in parts for row in part]
+    return Dataset.from_list(rows).shuffle(seed=seed)
+
+
+#: Prompt settings a ``mix`` part takes from the ``dataset:`` section unless it sets its own.
+_INHERITED = ("system_prompt", "format_template", "conversational", "seed")
+
+
+def prepare_datasets(settings: DatasetSettings) -> tuple[Any, Any]:
+    """The train and (optional) evaluation datasets a ``dataset:`` section describes."""
+    if settings.mix:
+        parts = []
+        for i, part in enumerate(settings.mix):
+            if part.task is None:
+                raise ConfigError(f"dataset.mix[{i}] needs a task name (task: math) so rewards can be routed by task")
+            inherited = {k: getattr(settings, k) for k in _INHERITED if k not in part.model_fields_set}
+            parts.append(part.model_copy(update=inherited))
+        train = _concatenate(
+            [_prepare_one(p, p.split, p.source, p.config, p.max_samples) for p in parts], settings.seed
+        )
+        if settings.max_samples:
+            train = train.select(range(min(settings.max_samples, len(train))))
+    else:
+        train = _prepare_one(settings, settings.split, settings.source, settings.config, settings.max_samples)
+    evaluation = None
+    if settings.eval_split or settings.eval_source is not None:
+        if settings.mix:
+            raise ConfigError("an evaluation dataset with dataset.mix is not supported; evaluate each part separately")
+        source = settings.eval_source if settings.eval_source is not None else settings.source
+        evaluation = _prepare_one(
+            settings,
+            settings.eval_split or settings.split,
+            source,
+            settings.eval_config or settings.config,
+            settings.eval_max_samples,
+        )
+    return train, evaluation
+
+
+def _check_coverage(dataset: Any, rewards: list[Reward]) -> None:
+    from rewardsmith.compose import coverage
+    from rewardsmith.data import check_columns
+
+    check_columns(dataset, rewards)
+    if hasattr(dataset, "__len__"):
+        coverage(dataset, rewards)
+
+
+def _vllm_check(args: Any) -> None:
+    if getattr(args, "use_vllm", False) and importlib.util.find_spec("vllm") is None:
+        raise ConfigError(
+            "trainer.use_vllm is on but vLLM is not installed. Install it (pip install 'rewardsmith[vllm]', on a CUDA "
+            "machine), or set trainer.use_vllm: false to generate with transformers. For vllm_mode: server, start the "
+            "server with `trl vllm-serve --model <model>` first."
+        )
+
+
+def _learning_warnings(config: TrainConfig, args: Any, facts: dict[str, Any]) -> list[str]:
+    warnings = []
+    if "learning_rate" not in config.trainer:
+        warnings.append(
+            f"learning_rate is TRL's default {args.learning_rate:g}. That suits large pretrained models; a small model "
+            "(or LoRA) barely moves at it, and start and end of training look the same. Set trainer.learning_rate."
+        )
+    if config.model.name_or_path.startswith("builtin:tiny") and args.learning_rate < 1e-4:
+        warnings.append(
+            f"the tiny model needs a learning rate around 1e-3 to learn visibly; {args.learning_rate:g} is low"
+        )
+    return warnings
+
+
+def plan_training(config: TrainConfig) -> TrainingPlan:
+    """Resolve and check a config: rewards, datasets, trainer settings, model (config only), vLLM."""
+    from rewardsmith.compose import rewards_from_config
+
+    try:
+        rewards, weights = rewards_from_config(config.rewards, config.reward_weights)
+    except RewardConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    args = build_trainer_args(config.trainer, reward_weights=weights, default_output_dir=Path("outputs") / "run")
+    _vllm_check(args)
+    path = model_path(config.model, cache_dir())
+    facts = check_model(config.model, path)
+    train, evaluation = prepare_datasets(config.dataset)
+    _check_coverage(train, rewards)
+    if evaluation is not None:
+        _check_coverage(evaluation, rewards)
+        if args.eval_strategy == "no":
+            raise ConfigError(
+                "an evaluation dataset is set but trainer.eval_strategy is 'no'; "
+                "set eval_strategy: steps and eval_steps"
+            )
+    elif args.eval_strategy != "no":
+        raise ConfigError(
+            f"trainer.eval_strategy is {_plain(args.eval_strategy)!r} but there is no evaluation dataset; "
+            "set dataset.eval_split (or eval_source)"
+        )
+    warnings = _learning_warnings(config, args, facts)
+    return TrainingPlan(config, rewards, weights, train, evaluation, args, path, facts, warnings)

@@ -1,0 +1,182 @@
+"""``rewardsmith train``: a GRPO run from one config, top to bottom.
+
+1. read and validate the config (no model loaded);
+2. resolve it into a plan and check everything that can be checked: rewards,
+   weights, dataset columns and coverage, TRL's own validation of the trainer
+   settings, batch sizes, LoRA targets, QLoRA hardware, vLLM;
+3. load the model and tokenizer (special tokens, pad token, dtype);
+4. build TRL's ``GRPOTrainer`` with our rewards, train (resuming if asked);
+5. save the model (or adapter), the reward curve and a summary.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rewardsmith.train.callbacks import RewardConsole, RewardHistory, RunSummary
+from rewardsmith.train.config import ConfigError, TrainConfig, load_config, parse_config
+from rewardsmith.train.model import load_model_and_tokenizer, lora_config
+from rewardsmith.train.plan import TrainingPlan, plan_training
+
+__all__ = ["TrainResult", "as_config", "run"]
+
+logger = logging.getLogger("rewardsmith")
+
+
+@dataclass
+class TrainResult:
+    """A finished run: its summary, where it saved things, and the TRL trainer."""
+
+    summary: RunSummary
+    output_dir: Path
+    trainer: Any
+
+
+def as_config(config: TrainConfig | str | Path | dict[str, Any], overrides: list[str] | None = None) -> TrainConfig:
+    """A :class:`TrainConfig` from a config object, a YAML path, or a dict."""
+    if isinstance(config, TrainConfig):
+        return parse_config(config.to_dict(), overrides=overrides) if overrides else config
+    if isinstance(config, dict):
+        return parse_config(config, overrides=overrides)
+    return load_config(config, overrides)
+
+
+def _show_plan(plan: TrainingPlan, console: Any, title: str) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=title, show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for label, value in plan.describe():
+        table.add_row(escape(label), escape(value))
+    console.print(table)
+    for warning in plan.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+
+
+def _is_main_process() -> bool:
+    """Rank 0 under ``accelerate launch`` / ``torchrun`` (set in the environment before any model loads)."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def _resume_point(resume: bool | str | None, output_dir: Path) -> str | None:
+    if not resume:
+        return None
+    if isinstance(resume, str):
+        if not Path(resume).is_dir():
+            raise ConfigError(f"resume_from_checkpoint {resume!r} is not a checkpoint folder")
+        return resume
+    from transformers.trainer_utils import get_last_checkpoint
+
+    last = get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
+    if last is None:
+        logger.warning(
+            "resume_from_checkpoint is on but %s holds no checkpoint yet; starting from the beginning", output_dir
+        )
+    return last
+
+
+def _build_trainer(plan: TrainingPlan, model: Any, tokenizer: Any) -> Any:
+    from trl import GRPOTrainer
+
+    return GRPOTrainer(
+        model=model,
+        processing_class=tokenizer,
+        reward_funcs=plan.rewards,
+        args=plan.args,
+        train_dataset=plan.train_dataset,
+        eval_dataset=plan.eval_dataset,
+        peft_config=lora_config(plan.config.model),
+    )
+
+
+def _use_our_console(trainer: Any, console: Any) -> None:
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    for callback in (ProgressCallback, PrinterCallback):
+        trainer.remove_callback(callback)
+    trainer.add_callback(RewardConsole(console))
+
+
+def run(
+    config: TrainConfig | str | Path | dict[str, Any],
+    overrides: list[str] | None = None,
+    *,
+    dry_run: bool = False,
+    console: Any = None,
+) -> TrainResult | TrainingPlan:
+    """Train with GRPO as the config says; with ``dry_run``, only resolve, check and return the plan.
+
+    ``config`` is a YAML path, a dict, or a :class:`TrainConfig`; ``overrides``
+    are dotted ``key=value`` strings. Raises :class:`ConfigError` (before any
+    model loads) for a config that cannot work.
+    """
+    from rich.console import Console
+
+    console = console or Console()
+    main_process = _is_main_process()
+    config = as_config(config, overrides)
+    plan = plan_training(config)
+    if main_process:
+        _show_plan(plan, console, "rewardsmith train: dry run (nothing loaded)" if dry_run else "rewardsmith train")
+    if dry_run:
+        return plan
+
+    output_dir = Path(plan.args.output_dir)
+    if main_process:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        (output_dir / "rewardsmith_config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+
+    model, tokenizer, new_tokens = load_model_and_tokenizer(
+        config.model, plan.model_path, config.dataset.conversational
+    )
+    if new_tokens and main_process:
+        console.print(
+            f"added tokens {', '.join(new_tokens)} (embeddings from their descriptions)",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    trainer = _build_trainer(plan, model, tokenizer)
+    _use_our_console(trainer, console)
+    history = RewardHistory(output_dir)
+    trainer.add_callback(history)
+
+    trainer.train(resume_from_checkpoint=_resume_point(config.resume_from_checkpoint, output_dir))
+    trainer.save_model(str(output_dir))
+
+    summary = history.write(trainer.is_world_process_zero())
+    if trainer.is_world_process_zero():
+        _show_summary(summary, console)
+    return TrainResult(summary, output_dir, trainer)
+
+
+def _show_summary(summary: RunSummary, console: Any) -> None:
+    def fmt(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    console.print(
+        f"[bold]done[/] after {summary.steps} steps in {summary.seconds:.0f}s", highlight=False, soft_wrap=True
+    )
+    console.print(
+        f"mean total reward: {fmt(summary.reward_start)} at the start -> {fmt(summary.reward_end)} at the end "
+        "(first and last 10% of logged steps)",
+        highlight=False,
+        soft_wrap=True,
+    )
+    for name, start in summary.rewards_start.items():
+        console.print(
+            f"  {name}: {fmt(start)} -> {fmt(summary.rewards_end.get(name))}", highlight=False, soft_wrap=True
+        )
+    if summary.tokens_per_second:
+        console.print(f"throughput: {summary.tokens_per_second:,.0f} tokens/s", highlight=False, soft_wrap=True)
+    console.print(
+        f"model saved to {summary.output_dir}; reward curve: {summary.curve}", highlight=False, soft_wrap=True
+    )

@@ -1,0 +1,130 @@
+"""The ``trainer:`` section as TRL's own ``GRPOConfig``: every field accepted, checked by TRL's class.
+
+Before TRL sees them, values are coerced to the field types (YAML reads
+``3e-3`` as a string), unknown field names get close-match suggestions, and
+a few defaults are adjusted to the machine (no bf16 where there is no GPU).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+from rewardsmith.core.names import did_you_mean
+from rewardsmith.train.config import ConfigError
+
+__all__ = ["build_trainer_args", "coerce", "trainer_fields"]
+
+
+def trainer_fields(algorithm: str = "grpo") -> dict[str, dataclasses.Field]:
+    """The dataclass fields of TRL's config class for ``algorithm``."""
+    from trl import GRPOConfig, RLOOConfig
+
+    cls = {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def _base_types(annotation: Any) -> tuple[type, ...]:
+    if isinstance(annotation, str):
+        names = {part.strip() for part in annotation.split("|")}
+        known = {"int": int, "float": float, "bool": bool, "str": str}
+        return tuple(known[n] for n in names if n in known)
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        return tuple(t for t in typing.get_args(annotation) if isinstance(t, type))
+    return (annotation,) if isinstance(annotation, type) else ()
+
+
+def coerce(name: str, value: Any, annotation: Any) -> Any:
+    """``value`` converted to the field's type when it is a string that spells one.
+
+    >>> coerce("learning_rate", "3e-3", float), coerce("max_steps", "10", int), coerce("bf16", "false", bool | None)
+    (0.003, 10, False)
+    """
+    if not isinstance(value, str):
+        if isinstance(value, int) and not isinstance(value, bool) and float in _base_types(annotation):
+            return float(value) if int not in _base_types(annotation) else value
+        return value
+    kinds = _base_types(annotation)
+    text = value.strip()
+    if bool in kinds and text.lower() in ("true", "false", "yes", "no"):
+        return text.lower() in ("true", "yes")
+    if int in kinds:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    if float in kinds:
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"trainer.{name} must be a number, got {value!r}") from None
+    return value
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def build_trainer_args(
+    trainer: dict[str, Any],
+    *,
+    reward_weights: list[float] | None,
+    default_output_dir: str | Path,
+    algorithm: str = "grpo",
+) -> Any:
+    """TRL's config object for the run (``GRPOConfig`` by default), or a :class:`ConfigError` saying what to change."""
+    from trl import GRPOConfig, RLOOConfig
+
+    fields = trainer_fields(algorithm)
+    settings: dict[str, Any] = {}
+    for name, value in trainer.items():
+        if name not in fields:
+            raise ConfigError(
+                f"trainer.{name} is not a {algorithm.upper()} training argument.{did_you_mean(name, fields)} "
+                "Every field of TRL's GRPOConfig is accepted under trainer:"
+            )
+        settings[name] = coerce(name, value, fields[name].type)
+    if "reward_weights" in settings and reward_weights is not None:
+        raise ConfigError("give reward weights on the rewards (weight: ...) or as reward_weights, not in trainer:")
+    if reward_weights is not None and any(w != 1.0 for w in reward_weights):
+        settings["reward_weights"] = list(reward_weights)
+    settings.setdefault("output_dir", str(default_output_dir))
+    if not _cuda():
+        settings.setdefault("bf16", False)
+        settings.setdefault("fp16", False)
+        settings.setdefault("dataloader_pin_memory", False)
+        if settings.get("bf16") or settings.get("fp16"):
+            raise ConfigError(
+                "trainer.bf16/fp16 need a GPU and none is available; remove them (training runs in float32 on the CPU)"
+            )
+    cls = {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
+    try:
+        args = cls(**settings)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"TRL rejects the trainer settings: {exc}") from None
+    _check_batch(args)
+    return args
+
+
+def _check_batch(args: Any) -> None:
+    generations = getattr(args, "num_generations", None)
+    if generations is None:
+        return
+    if generations < 2:
+        raise ConfigError(
+            f"trainer.num_generations is {generations}; group-relative methods compare several completions per prompt, "
+            "so use at least 2 (8 is common)"
+        )
+    batch = getattr(args, "generation_batch_size", None) or (
+        args.per_device_train_batch_size * args.gradient_accumulation_steps
+    )
+    if batch % generations:
+        raise ConfigError(
+            f"the generation batch ({batch} completions: per_device_train_batch_size × steps_per_generation) is not "
+            f"divisible by num_generations={generations}; pick a per_device_train_batch_size that is a multiple of it"
+        )
