@@ -30,7 +30,7 @@ def test_example_has_the_config_shape_and_valid_trainer_fields():
     assert all(set(entry) <= {"name", "weight", "kwargs"} for entry in config["rewards"])
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
     assert set(config["trainer"]) <= fields
-    rows = [json.loads(line) for line in (ROOT / config["dataset"]["source"]).read_text().splitlines()]
+    rows = [json.loads(line) for line in (EXAMPLE.parent / config["dataset"]["source"]).read_text().splitlines()]
     assert len(rows) >= 10 and all(row["prompt"][-1]["role"] == "user" for row in rows)
     assert any(row["prompt"][0]["role"] == "system" for row in rows)
 
@@ -47,7 +47,7 @@ def test_example_principles_are_ahimsa_and_dharma_at_half_weight_each():
 
 def test_example_reward_scores_dataset_prompts_through_a_judge(tmp_path):
     config = load()
-    rows = [json.loads(line) for line in (ROOT / config["dataset"]["source"]).read_text().splitlines()][:2]
+    rows = [json.loads(line) for line in (EXAMPLE.parent / config["dataset"]["source"]).read_text().splitlines()][:2]
     seen: list[RecordedRequest] = []
 
     def verdict(request: RecordedRequest) -> str:

@@ -179,11 +179,13 @@ def _grpo_fields() -> set[str]:
 def normalize_flat(raw: dict[str, Any]) -> dict[str, Any]:
     """Rewrite seed-style flat keys into the sectioned shape (a new dict; the input is left alone).
 
-    >>> normalize_flat({"model_name_or_path": "m", "dataset": "d.jsonl", "reward_funcs": "accuracy,format",
-    ...                 "reward_weights": "1.0,0.5", "finetuning_type": "lora", "lora_rank": 8,
-    ...                 "learning_rate": 1e-5})  # doctest: +NORMALIZE_WHITESPACE
-    {'model': {'name_or_path': 'm', 'lora': {'r': 8}}, 'dataset': {'source': 'd.jsonl'}, 'rewards': 'accuracy,format',
-     'reward_weights': '1.0,0.5', 'trainer': {'learning_rate': 1e-05}}
+    >>> shaped = normalize_flat({"model_name_or_path": "m", "dataset": "d.jsonl", "reward_funcs": "accuracy,format",
+    ...                          "reward_weights": "1.0,0.5", "finetuning_type": "lora", "lora_rank": 8,
+    ...                          "learning_rate": 1e-5})
+    >>> shaped["model"], shaped["dataset"], shaped["trainer"]
+    ({'name_or_path': 'm', 'lora': {'r': 8}}, {'source': 'd.jsonl'}, {'learning_rate': 1e-05})
+    >>> shaped["rewards"], shaped["reward_weights"]
+    ('accuracy,format', '1.0,0.5')
     """
     out: dict[str, Any] = {}
     flat = dict(raw)
