@@ -5,12 +5,11 @@ answer (right answer: 1) and against a different problem's answer (0).
 "Agreement" is the share of those scores each reward gets right, over all
 1000.
 
-Timing is steady-state, as in training, where rewards run every step in
-long-lived processes: each contender (TRL's function in this process;
-rewardsmith on one worker process, and on two) first scores the pairs of
-problems 1-250, then is timed on the pairs of problems 251-500. Different
-strings, so no cached result can be reused; warm parsers and libraries, as
-after the first steps of a run. Rounds are interleaved. Targets: at least
+Each contender (TRL's function in its process; rewardsmith on one worker
+process, and on two) runs in a fresh Python process: it first scores the
+pairs of problems 1-250, then is timed on the pairs of problems 251-500.
+Different strings, so no cached result can be reused; parsers and libraries
+warmed by the same amount of work for everyone. Rounds are interleaved. Targets: at least
 1.5x TRL with one process, at least 2.5x with two workers, at equal or better
 agreement.
 """
@@ -20,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,26 +68,37 @@ def _run_ours(workers: int, completions, answers, split) -> tuple[float, list]:
     return elapsed, warm + timed
 
 
-def main() -> None:
+CONTENDERS = {"trl accuracy_reward": None, "math_accuracy, 1 worker": 1, "math_accuracy, 2 workers": 2}
+
+
+def _one(name: str) -> None:
+    """One contender, one round, in this (fresh) process; prints seconds and agreement as JSON."""
     logging.disable(logging.WARNING)
     completions, answers, expected = _pairs()
     split = len(completions) // 2
-    timed_n = len(completions) - split
-    contenders = {
-        "trl accuracy_reward": lambda: _run_trl(completions, answers, split),
-        "math_accuracy, 1 worker": lambda: _run_ours(1, completions, answers, split),
-        "math_accuracy, 2 workers": lambda: _run_ours(2, completions, answers, split),
-    }
-    times: dict[str, list[float]] = {name: [] for name in contenders}
+    workers = CONTENDERS[name]
+    if workers is None:
+        elapsed, scores = _run_trl(completions, answers, split)
+    else:
+        elapsed, scores = _run_ours(workers, completions, answers, split)
+    agreement = sum(s == e for s, e in zip(scores, expected)) / len(expected)
+    print(json.dumps({"seconds": elapsed, "agreement": agreement, "timed": len(completions) - split}))
+
+
+def main() -> None:
+    times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
     agreement: dict[str, float] = {}
-    for _ in range(ROUNDS):
-        for name, run in contenders.items():
-            elapsed, scores = run()
-            times[name].append(elapsed)
-            agreement[name] = sum(s == e for s, e in zip(scores, expected)) / len(expected)
+    timed_n = 0
+    for _ in range(ROUNDS):  # interleaved; every run in a fresh process, so no contender inherits warm caches
+        for name in CONTENDERS:
+            out = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True, check=True)
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            times[name].append(result["seconds"])
+            agreement[name] = result["agreement"]
+            timed_n = result["timed"]
     print(
         f"math_accuracy vs trl.rewards.accuracy_reward on MATH-500 reference solutions "
-        f"(own answer / other answer; timed on {timed_n} after {split} to warm up)"
+        f"(own answer / other answer; each run in a fresh process, timed on {timed_n} after {timed_n} to warm up)"
     )
     base = statistics.median(times["trl accuracy_reward"])
     for name, values in times.items():
@@ -101,4 +112,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":
+        _one(sys.argv[2])
+    else:
+        main()
