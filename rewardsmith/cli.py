@@ -67,7 +67,7 @@ def rewards_show(
     settings: Annotated[list[str] | None, typer.Argument(help="Settings as key=value (values parsed as JSON).")] = None,
 ) -> None:
     """Show a reward's description, settings with their values, and the columns it reads."""
-    from rewardsmith.core.registry import describe_reward
+    from rewardsmith.core.describe import describe_reward
 
     try:
         info = describe_reward(name, **dict(_parse_setting(s) for s in settings or []))

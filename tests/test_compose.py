@@ -33,8 +33,8 @@ from rewardsmith.compose import (
     prompt_groups,
     route,
 )
+from rewardsmith.core.functions import is_async_callable
 from rewardsmith.core.inputs import Batch
-from rewardsmith.core.reward import is_async_callable
 
 CALLS: Counter[str] = Counter()
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_trl_integration import TINY_RUN
+from trl_helpers import tiny_grpo_config
 
 from rewardsmith import reward
 from rewardsmith.compose import combine, coverage, route
-from rewardsmith.core.reward import is_async_callable
+from rewardsmith.core.functions import is_async_callable
 
 pytestmark = pytest.mark.slow
 
@@ -76,19 +76,15 @@ def _nan(values):
 
 
 def test_grpo_trains_on_a_routed_multi_task_dataset(tiny_model, tmp_path: Path):
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     dataset = _dataset()
     report = coverage(dataset, REWARD_FUNCS)  # the check to run before training: every row is scored
     assert report.scored_by == {"total": 10, "digit_share": 5, "letter_share": 5, "tag_count": 10}
     assert [is_async_callable(f) for f in REWARD_FUNCS] == [True, False, True, False]
 
-    # the tiny-run settings of the core's trainer test, with this test's weights
-    settings = {**TINY_RUN, "reward_weights": WEIGHTS}
     # without shuffling, each batch holds one prompt of each task
-    args = GRPOConfig(
-        output_dir=str(tmp_path), max_steps=2, shuffle_dataset=False, log_completions=True, seed=0, **settings
-    )
+    args = tiny_grpo_config(tmp_path, reward_weights=WEIGHTS, shuffle_dataset=False, log_completions=True)
     trainer = GRPOTrainer(model=str(tiny_model), reward_funcs=REWARD_FUNCS, args=args, train_dataset=dataset)
     assert trainer.reward_func_names == NAMES
     trainer.train()

@@ -8,6 +8,7 @@ values for the right prompts, not only that training does not crash.
 from __future__ import annotations
 
 import pytest
+from trl_helpers import tiny_grpo_config
 
 from rewardsmith import reward, to_trl
 from rewardsmith.core.inputs import prompt_text
@@ -88,25 +89,11 @@ REWARDS = {
 
 @pytest.mark.parametrize("name", list(REWARDS))
 def test_grpo_trains_on_each_converter_and_rewards_get_its_columns(name, tiny_model, shared_data, tmp_path):
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     dataset = _dataset(name, shared_data)
     fn, columns = REWARDS[name]
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=2,
-        per_device_train_batch_size=4,
-        num_generations=2,
-        max_completion_length=8,
-        logging_steps=1,
-        learning_rate=1e-3,
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        save_strategy="no",
-        gradient_checkpointing=False,
-        seed=0,
-    )
+    args = tiny_grpo_config(tmp_path, per_device_train_batch_size=4, num_generations=2)
     SEEN.clear()
     trainer = GRPOTrainer(model=str(tiny_model), reward_funcs=to_trl([fn]), args=args, train_dataset=dataset)
     trainer.train()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from trl_helpers import tiny_grpo_config
 
 from rewardsmith import to_trl
 from rewardsmith.compose import rewards_from_config
@@ -33,25 +34,7 @@ def dataset(conversational: bool):
 
 
 def grpo_args(output_dir, **extra):
-    from trl import GRPOConfig
-
-    return GRPOConfig(
-        output_dir=str(output_dir),
-        max_steps=2,
-        per_device_train_batch_size=8,
-        num_generations=4,
-        max_completion_length=8,
-        logging_steps=1,
-        learning_rate=1e-3,
-        use_cpu=True,
-        bf16=False,
-        report_to="none",
-        save_strategy="no",
-        gradient_checkpointing=False,
-        log_completions=True,
-        seed=0,
-        **extra,
-    )
+    return tiny_grpo_config(output_dir, log_completions=True, **extra)
 
 
 def logged_rows(trainer, output_dir, name):

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from trl_helpers import TINY_RUN, tiny_grpo_config
 
 from rewardsmith import EvaluateResult, MetricResult, reward, reward_function, to_trl
 from rewardsmith.core.inputs import completion_text, prompt_text
@@ -70,25 +71,8 @@ def _dataset(conversational: bool):
     return Dataset.from_list(rows)
 
 
-TINY_RUN = dict(
-    per_device_train_batch_size=8,
-    num_generations=4,
-    max_completion_length=8,
-    logging_steps=1,
-    learning_rate=1e-3,
-    use_cpu=True,
-    bf16=False,
-    report_to="none",
-    save_strategy="no",
-    gradient_checkpointing=False,
-    reward_weights=WEIGHTS,
-)
-
-
 def _grpo_config(output_dir: Path):
-    from trl import GRPOConfig
-
-    return GRPOConfig(output_dir=str(output_dir), max_steps=2, log_completions=True, seed=0, **TINY_RUN)
+    return tiny_grpo_config(output_dir, log_completions=True, reward_weights=WEIGHTS)
 
 
 def _as_python(value):
@@ -152,7 +136,7 @@ def test_grpo_logs_match_our_rewards(tiny_model, tmp_path, conversational):
 def test_rloo_trainer_takes_our_rewards(tiny_model, tmp_path):
     from trl import RLOOConfig, RLOOTrainer
 
-    args = RLOOConfig(output_dir=str(tmp_path), max_steps=1, **TINY_RUN)
+    args = RLOOConfig(output_dir=str(tmp_path), **{**TINY_RUN, "max_steps": 1, "reward_weights": WEIGHTS})
     trainer = RLOOTrainer(model=str(tiny_model), reward_funcs=to_trl(REWARDS), args=args, train_dataset=_dataset(False))
     trainer.train()
     logged = [entry for entry in trainer.state.log_history if "rewards/target_density/mean" in entry]

@@ -34,10 +34,12 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.functions import to_reward
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import Failure, RewardResult, to_scores
-from rewardsmith.core.reward import AsyncReward, Reward, to_reward
+from rewardsmith.core.reward import Reward
 
 __all__ = ["AsyncComposite", "Composite", "Scored", "as_reward", "as_weight", "unique_labels"]
 

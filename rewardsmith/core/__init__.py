@@ -1,5 +1,7 @@
 """The reward core: the Reward contract, authoring forms, input normalisation, the engine, the registry."""
 
+from rewardsmith.core.async_reward import AsyncReward
+from rewardsmith.core.describe import RewardInfo, describe_reward
 from rewardsmith.core.errors import (
     DatasetError,
     MissingColumnError,
@@ -10,10 +12,9 @@ from rewardsmith.core.errors import (
     UnknownConverterError,
     UnknownRewardError,
 )
+from rewardsmith.core.functions import AsyncFunctionReward, BatchFunctionReward, FunctionReward, reward, to_reward
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import (
-    RewardInfo,
-    describe_reward,
     get_reward,
     get_rewards,
     list_rewards,
@@ -21,15 +22,7 @@ from rewardsmith.core.registry import (
     unregister_reward,
 )
 from rewardsmith.core.result import RewardResult
-from rewardsmith.core.reward import (
-    AsyncFunctionReward,
-    AsyncReward,
-    BatchFunctionReward,
-    FunctionReward,
-    Reward,
-    reward,
-    to_reward,
-)
+from rewardsmith.core.reward import Reward
 
 __all__ = [
     "AsyncFunctionReward",

@@ -19,7 +19,6 @@ other function is taken to be a factory and called with the settings.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import importlib
 import inspect
@@ -27,26 +26,17 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from rewardsmith.core.errors import RewardConfigError, UnknownRewardError
-from rewardsmith.core.injection import BUILTIN_INPUTS
+from rewardsmith.core.functions import callable_kind, reward, to_reward
 from rewardsmith.core.names import check_name, did_you_mean, first_line
 from rewardsmith.core.pickling import load_module_from_file
-from rewardsmith.core.reward import (
-    ENGINE_SETTINGS,
-    Reward,
-    callable_kind,
-    reward,
-    snake_case,
-    to_reward,
-)
+from rewardsmith.core.reward import ENGINE_SETTINGS, Reward, snake_case
 
 __all__ = [
-    "RewardInfo",
-    "describe_reward",
     "get_reward",
     "get_rewards",
     "list_rewards",
@@ -231,7 +221,8 @@ def _resolve_path(spec: str) -> Any:
     return obj
 
 
-def _find(spec: str) -> Any:
+def find_target(spec: str) -> Any:
+    """The object a reward name or path refers to, before it is made into a reward (settings not applied)."""
     target = _lookup(spec)
     if target is not None:
         return target
@@ -313,7 +304,7 @@ def get_reward(spec: Any, /, **settings: Any) -> Reward:
     if not spec:
         raise UnknownRewardError("an empty string is not a reward name")
     try:
-        target = _find(spec)
+        target = find_target(spec)
     except UnknownRewardError as exc:
         model = model_reference(spec)
         if model is None or _lookup(REWARD_MODEL) is None:
@@ -380,63 +371,6 @@ def list_rewards() -> dict[str, str]:
         for name, entry in sorted(_REGISTRY.items()):
             out[name] = f"alias of {entry.alias_of}" if entry.alias_of else entry.description
         return out
-
-
-@dataclass
-class RewardInfo:
-    """What ``rewardsmith rewards show`` prints about a reward."""
-
-    name: str
-    description: str
-    settings: dict[str, Any] = field(default_factory=dict)
-    engine: dict[str, Any] = field(default_factory=dict)
-    required_columns: list[str] = field(default_factory=list)
-    optional_columns: list[str] = field(default_factory=list)
-    kind: str = ""
-
-
-def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
-    """Description, settings with their current values, and the columns a reward reads.
-
-    >>> info = describe_reward("gsm8k_accuracy")
-    >>> info.required_columns
-    ['answer']
-    """
-    try:
-        made = get_reward(spec, **settings)
-    except RewardConfigError as exc:
-        target = _find(spec) if isinstance(spec, str) else spec
-        if settings or not (isinstance(target, type) and issubclass(target, Reward)):
-            raise
-        return _describe_unbuilt(target, str(exc))
-    doc = inspect.getdoc(made) if not hasattr(made, "fn") else inspect.getdoc(made.fn)
-    description = (doc or "").split("\n\n")[0].replace("\n", " ").strip()
-    if dataclasses.is_dataclass(made) and not hasattr(made, "fn"):
-        own = made.settings
-    else:
-        own = {k: v for k, v in made.settings.items() if k not in BUILTIN_INPUTS}
-    engine = {k: getattr(made, k) for k in (*ENGINE_SETTINGS, "max_concurrency") if hasattr(made, k)}
-    kind = type(made).__name__
-    return RewardInfo(
-        made.name,
-        description,
-        own,
-        engine,
-        list(made.required_columns),
-        list(made.optional_columns),
-        kind,
-    )
-
-
-def _describe_unbuilt(cls: type[Reward], needs: str) -> RewardInfo:
-    """Describe a reward class that cannot be built without settings (its fields and defaults)."""
-    doc = inspect.getdoc(cls) or ""
-    description = doc.split("\n\n")[0].replace("\n", " ").strip()
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    own = {name: f.default for name, f in fields.items() if name not in ENGINE_SETTINGS}
-    engine = {name: fields[name].default for name in ENGINE_SETTINGS if name in fields}
-    name = cls.default_name or snake_case(cls.__name__)
-    return RewardInfo(name, f"{description} ({needs})", own, engine, [], [], cls.__name__)
 
 
 def registered_target(name: str) -> Any:

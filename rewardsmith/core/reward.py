@@ -1,10 +1,11 @@
-"""The :class:`Reward` contract and the ways to write one.
+"""The :class:`Reward` base class: TRL's reward-function signature, settings as dataclass fields, the engine.
 
 Every reward is a picklable callable with TRL's reward-function signature::
 
     reward(prompts, completions, completion_ids=None, **columns) -> list[float | None]
 
-There are four ways to get one:
+There are four ways to get one (see :mod:`rewardsmith.core.functions` and
+:mod:`rewardsmith.core.async_reward` for the function and async forms):
 
 * ``@reward`` on a per-sample function (parameters injected by name);
 * a ``Reward`` subclass: a dataclass whose fields are its settings, with a
@@ -21,40 +22,29 @@ which TRL awaits concurrently with its other async rewards.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import inspect
 import math
 import re
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from rewardsmith.core.engine import OnError, Runtime, map_inline, run_inline, validate_engine_settings
 from rewardsmith.core.errors import RewardConfigError, RewardExecutionError, RewardReturnError
 from rewardsmith.core.injection import Injection
 from rewardsmith.core.inputs import Batch
-from rewardsmith.core.pickling import dumps_for_worker, file_modules, function_ref, resolve_function_ref
+from rewardsmith.core.pickling import dumps_for_worker, file_modules
 from rewardsmith.core.result import Failure, NonFiniteScore, RewardResult, to_result, to_score, to_scores
 
-__all__ = [
-    "ENGINE_SETTINGS",
-    "AsyncFunctionReward",
-    "AsyncReward",
-    "BatchFunctionReward",
-    "FunctionReward",
-    "Reward",
-    "reward",
-    "run_sync",
-    "to_reward",
-]
+__all__ = ["ENGINE_SETTINGS", "Reward", "snake_case"]
 
 R = TypeVar("R", bound="Reward")
 
 #: Settings every reward has, handled by the execution engine.
 ENGINE_SETTINGS = ("timeout", "workers", "on_error")
+_ENGINE_FIELDS = (*ENGINE_SETTINGS, "max_concurrency")  # async rewards add max_concurrency
 
 _INF, _NEG_INF = math.inf, -math.inf
 _SNAKE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z])")
@@ -180,7 +170,7 @@ class Reward:
     @property
     def settings(self) -> dict[str, Any]:
         """The reward's own settings and their values (engine settings excluded)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ENGINE_SETTINGS}
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _ENGINE_FIELDS}
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -447,432 +437,3 @@ def _all_scored(values: list[Any]) -> list[float | None] | None:
 def _own_settings(cls: type) -> list[str]:
     annotations = inspect.get_annotations(cls)
     return [k for k, v in annotations.items() if "ClassVar" not in str(v)]
-
-
-@dataclass(kw_only=True, eq=False)
-class AsyncReward(Reward):
-    """A reward whose per-sample ``score`` is ``async def`` (LLM judges, remote services).
-
-    TRL awaits async reward functions concurrently with each other; within a
-    batch, samples run concurrently up to ``max_concurrency``. ``timeout``
-    applies per sample (cooperatively: code that blocks the event loop cannot
-    be interrupted). Use ``await reward(...)`` inside an event loop, or
-    ``reward.explain(...)`` from synchronous code.
-    """
-
-    max_concurrency: int = 32
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.workers != 1:
-            raise RewardConfigError(
-                f"reward {self.name!r} is async: its samples run concurrently in one process, so workers does "
-                "not apply; use max_concurrency to bound how many run at once"
-            )
-        if (
-            isinstance(self.max_concurrency, bool)
-            or not isinstance(self.max_concurrency, int)
-            or self.max_concurrency < 1
-        ):
-            raise RewardConfigError(f"reward {self.name!r}: max_concurrency must be >= 1, got {self.max_concurrency!r}")
-
-    async def score(self, *args: Any, **kwargs: Any) -> Any:
-        """Score one sample. Override this, or :meth:`ascore_batch`."""
-        raise NotImplementedError(f"{type(self).__name__} must implement async def score(self, completion, ...)")
-
-    def _is_batch_reward(self) -> bool:
-        return type(self).ascore_batch is not AsyncReward.ascore_batch and type(self).score is AsyncReward.score
-
-    async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
-        """Score a whole batch; by default each sample with :meth:`score`, concurrently."""
-        return await self.arun_samples(self.injection.rows(batch))
-
-    def score_batch(self, batch: Batch) -> Sequence[Any]:
-        return run_sync(self.ascore_batch(batch))
-
-    async def arun_samples(self, rows: list[dict[str, Any]]) -> list[Any]:
-        """Run the per-sample coroutine for every row, at most ``max_concurrency`` at a time."""
-        from rewardsmith.core.sample import failure_from_exception
-
-        fn = self._sample_callable()
-        semaphore = asyncio.Semaphore(self.max_concurrency)
-        raise_errors = self.on_error == "raise"
-        timeout = self.timeout
-
-        async def one(index: int, row: dict[str, Any]) -> Any:
-            async with semaphore:
-                task = asyncio.ensure_future(fn(**row))
-                done, _ = await asyncio.wait({task}, timeout=timeout)
-                if not done:
-                    task.cancel()
-                    return Failure("timeout", f"timed out after {timeout:g}s", "Timeout")
-                try:
-                    return task.result()
-                except (RewardReturnError, RewardConfigError, KeyboardInterrupt):
-                    raise
-                except BaseException as exc:
-                    if raise_errors:
-                        raise
-                    return failure_from_exception(exc, with_traceback=False)
-
-        return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
-
-    async def _asafe_score_batch(self, batch: Batch) -> list[Any]:
-        try:
-            values = await self.ascore_batch(batch)
-        except (RewardConfigError, RewardReturnError, RewardExecutionError, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            if self.on_error == "raise":
-                raise
-            from rewardsmith.core.sample import failure_from_exception
-
-            return [failure_from_exception(exc, with_traceback=False)] * len(batch)
-        return to_scores(values, len(batch), self.name)
-
-    async def __call__(  # type: ignore[override]
-        self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
-    ) -> list[float | None]:
-        batch = Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)
-        if not len(batch):
-            return []
-        return self._finish(batch, await self._asafe_score_batch(batch), rich=False)
-
-    async def aexplain(
-        self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
-    ) -> list[RewardResult]:
-        """The async form of :meth:`Reward.explain`."""
-        batch = Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)
-        if not len(batch):
-            return []
-        return self._finish(batch, await self._asafe_score_batch(batch), rich=True)
-
-    def explain(
-        self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
-    ) -> list[RewardResult]:
-        return run_sync(self.aexplain(prompts, completions, completion_ids, **kwargs))
-
-
-def run_sync(coro: Any) -> Any:
-    """Run a coroutine to completion from synchronous code, even inside a running event loop.
-
-    Outside an event loop this is ``asyncio.run``; inside one (a notebook, TRL's
-    async reward thread) the coroutine runs on a fresh loop in a helper thread.
-
-    >>> import asyncio
-    >>> async def two():
-    ...     await asyncio.sleep(0)
-    ...     return 2
-    >>> run_sync(two())
-    2
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="rewardsmith-async")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
-# -- function rewards -----------------------------------------------------------------------------
-
-
-def _rebuild_function_reward(cls: type, ref: Any, state: dict[str, Any]) -> Any:
-    fn = resolve_function_ref(ref[1], ref[2]) if isinstance(ref, tuple) and ref[:1] == ("ref",) else ref
-    name = state.pop("_name", None)
-    obj = cls(fn, **state)
-    if name:
-        obj.__dict__["_name"] = name
-    return obj
-
-
-class _FunctionMixin:
-    """What per-sample function rewards share, sync or async."""
-
-    fn: Callable[..., Any]
-    bound: dict[str, Any]
-
-    def _init_function(self) -> None:
-        self.__doc__ = getattr(self.fn, "__doc__", None)
-        self.__module__ = getattr(self.fn, "__module__", None)  # type: ignore[assignment]
-        self.__wrapped__ = self.fn
-        self.injection  # noqa: B018 - validate bound settings against the signature now
-
-    @property
-    def name(self) -> str:
-        return self.__dict__.get("_name") or getattr(self.fn, "__name__", None) or type(self.fn).__name__
-
-    def _sample_callable(self) -> Callable[..., Any]:
-        return self.fn
-
-    def _bound_settings(self) -> dict[str, Any]:
-        return self.bound
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        defaults = {
-            p.name: p.default
-            for p in inspect.signature(self.fn).parameters.values()
-            if p.default is not p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
-        }
-        return {**defaults, **self.bound}
-
-    def configure(self, **settings: Any) -> Any:
-        engine = {k: v for k, v in settings.items() if k in self._engine_fields()}
-        bound = {k: v for k, v in settings.items() if k not in engine}
-        return self._clone(bound={**self.bound, **bound}, **engine)
-
-    def _engine_fields(self) -> set[str]:
-        return {f.name for f in dataclasses.fields(self) if f.name not in ("fn", "bound")}  # type: ignore[arg-type]
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "fn"}  # type: ignore[arg-type]
-
-    def __reduce__(self) -> Any:
-        state = self.__getstate__()
-        if "_name" in self.__dict__:
-            state["_name"] = self.__dict__["_name"]
-        return (_rebuild_function_reward, (type(self), function_ref(self.fn), state))
-
-    def __repr__(self) -> str:
-        parts = [getattr(self.fn, "__qualname__", repr(self.fn))]
-        parts += [f"{k}={v!r}" for k, v in self.bound.items()]
-        parts += [
-            f"{k}={getattr(self, k)!r}" for k in sorted(self._engine_fields()) if getattr(self, k) != _DEFAULTS.get(k)
-        ]
-        return f"{type(self).__name__}({', '.join(parts)})"
-
-
-_DEFAULTS: dict[str, Any] = {"timeout": None, "workers": 1, "on_error": "none", "max_concurrency": 32}
-
-
-@dataclass(eq=False, repr=False)
-class FunctionReward(_FunctionMixin, Reward):
-    """A per-sample function as a reward; what ``@reward`` returns."""
-
-    fn: Callable[..., Any]
-    bound: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._init_function()
-
-
-@dataclass(eq=False, repr=False)
-class AsyncFunctionReward(_FunctionMixin, AsyncReward):
-    """An ``async def`` per-sample function as a reward; what ``@reward`` returns for coroutines."""
-
-    fn: Callable[..., Any]
-    bound: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._init_function()
-
-
-def _callable_name(fn: Any) -> str:
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return getattr(fn, "__name__", None) or type(fn).__name__
-
-
-@dataclass(eq=False)
-class BatchFunctionReward(Reward):
-    """A plain TRL reward function ``f(completions, **kwargs) -> list`` as a reward.
-
-    The function is called exactly as TRL would call it (same arguments,
-    untouched); rewardsmith adds return-value normalisation, ``on_error``,
-    error counting and a name.
-
-    >>> def short(completions, **kwargs):
-    ...     return [1.0 if len(c) < 5 else 0.0 for c in completions]
-    >>> r = to_reward(short)
-    >>> r.name, r(prompts=["p", "p"], completions=["ok", "too long"])
-    ('short', [1.0, 0.0])
-    """
-
-    fn: Callable[..., Any]
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.timeout is not None or self.workers != 1:
-            raise RewardConfigError(
-                f"reward {self.name!r} is a batch function: it scores a whole batch in one call, so the per-sample "
-                "settings timeout and workers do not apply. Write it per sample with @reward to use them."
-            )
-
-    @property
-    def name(self) -> str:
-        return self.__dict__.get("_name") or _callable_name(self.fn)
-
-    def score_batch(self, batch: Batch) -> Sequence[Any]:
-        prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
-        return self.fn(
-            prompts=prompts, completions=batch.completions, completion_ids=batch.completion_ids, **batch.kwargs()
-        )
-
-
-@dataclass(eq=False)
-class AsyncBatchFunctionReward(AsyncReward):
-    """An ``async def f(completions, **kwargs)`` TRL reward function as a reward."""
-
-    fn: Callable[..., Any]
-
-    @property
-    def name(self) -> str:
-        return self.__dict__.get("_name") or _callable_name(self.fn)
-
-    async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
-        prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
-        coro = self.fn(
-            prompts=prompts, completions=batch.completions, completion_ids=batch.completion_ids, **batch.kwargs()
-        )
-        if self.timeout is None:
-            return await coro
-        return await asyncio.wait_for(coro, self.timeout)
-
-
-# -- the decorator and the converter --------------------------------------------------------------
-
-
-def reward(
-    fn: Callable[..., Any] | None = None,
-    *,
-    name: str | None = None,
-    timeout: float | None = None,
-    workers: int = 1,
-    on_error: OnError = "none",
-    max_concurrency: int | None = None,
-) -> Any:
-    """Make a reward from a per-sample function; its parameters are filled by name.
-
-    Parameters the function can ask for: ``completion`` (the text),
-    ``prompt`` (the prompt's text; the last user message of a conversation),
-    ``messages`` (prompt and completion as chat messages), ``prompt_messages``,
-    ``completion_messages``, ``completion_ids``, ``trainer_state``, and any
-    dataset column by its name. A column parameter without a default is
-    required: calling the reward on data without it is a clear error. A
-    ``**kwargs`` parameter receives all other columns. The function returns a
-    float, a bool, ``None`` (not applicable) or a :class:`RewardResult`.
-
-    Settings: any parameter with a default can be fixed with
-    ``.configure(param=value)``; engine settings (``timeout``, ``workers``,
-    ``on_error``, and ``max_concurrency`` for ``async def`` functions) can be
-    given here or there.
-
-    >>> @reward
-    ... def brevity(completion: str, max_chars: int = 200) -> float:
-    ...     return 1.0 if len(completion) <= max_chars else max_chars / len(completion)
-    >>> brevity(prompts=["Say hi", "Say hi"], completions=["hi", "h" * 400])
-    [1.0, 0.5]
-    >>> brevity.configure(max_chars=100)(prompts=["Say hi"], completions=["h" * 400])
-    [0.25]
-    """
-
-    def wrap(f: Callable[..., Any]) -> Reward:
-        if isinstance(f, Reward):
-            raise RewardConfigError(f"{f.name!r} is already a reward")
-        engine: dict[str, Any] = {"timeout": timeout, "workers": workers, "on_error": on_error}
-        if inspect.iscoroutinefunction(f):
-            if max_concurrency is not None:
-                engine["max_concurrency"] = max_concurrency
-            made: Reward = AsyncFunctionReward(f, **engine)
-        else:
-            if max_concurrency is not None:
-                raise RewardConfigError(
-                    f"max_concurrency applies to async def rewards only; {f.__name__!r} is not async"
-                )
-            made = FunctionReward(f, **engine)
-        return made.named(name) if name else made
-
-    return wrap(fn) if fn is not None else wrap
-
-
-def is_async_callable(obj: Any) -> bool:
-    """Whether calling ``obj`` gives a coroutine: an ``async def`` function, or an object with an async ``__call__``."""
-    while isinstance(obj, functools.partial):
-        obj = obj.func
-    return inspect.iscoroutinefunction(obj) or (callable(obj) and inspect.iscoroutinefunction(obj.__call__))
-
-
-_BATCH_PARAMS = {"completions", "prompts"}
-_SAMPLE_PARAMS = {"completion", "messages", "completion_messages"}
-
-
-def callable_kind(obj: Any) -> str:
-    """How a plain callable wants to be called: ``"batch"``, ``"sample"`` or ``"factory"``.
-
-    A TRL reward function takes ``completions`` (or only ``**kwargs``); a
-    per-sample function takes ``completion`` or ``messages``; anything else
-    is taken to be a factory that returns a reward when called with settings.
-
-    >>> callable_kind(lambda completions, **kw: [])
-    'batch'
-    >>> callable_kind(lambda completion: 1.0)
-    'sample'
-    >>> callable_kind(lambda threshold=0.5: None)
-    'factory'
-    """
-    try:
-        params = inspect.signature(obj).parameters
-    except (TypeError, ValueError):
-        return "batch"
-    names = set(params)
-    if names & _BATCH_PARAMS:
-        return "batch"
-    if names & _SAMPLE_PARAMS:
-        return "sample"
-    kinds = {p.kind for p in params.values()}
-    required = [p for p in params.values() if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
-    if inspect.Parameter.VAR_KEYWORD in kinds and not required:
-        return "batch"
-    return "factory"
-
-
-def to_reward(obj: Any) -> Reward:
-    """Anything accepted as a reward, as a :class:`Reward`.
-
-    Accepts a ``Reward``, a ``Reward`` subclass (instantiated with its
-    defaults), a registered name or import path (see
-    :func:`~rewardsmith.get_reward`), a TRL batch function, or a per-sample
-    function.
-
-    >>> to_reward(lambda completion: len(completion) > 3)(prompts=["p"], completions=["long"])
-    [1.0]
-    """
-    if isinstance(obj, Reward):
-        return obj
-    if isinstance(obj, str):
-        from rewardsmith.core.registry import get_reward
-
-        return get_reward(obj)
-    if isinstance(obj, type) and issubclass(obj, Reward):
-        return obj()
-    if not callable(obj):
-        raise RewardConfigError(
-            f"{obj!r} is not a reward: pass a Reward, a registered name, a TRL reward function "
-            "f(completions, **kwargs) or a per-sample function f(completion, ...)"
-        )
-    kind = callable_kind(obj)
-    is_async = is_async_callable(obj)
-    if kind == "batch":
-        return AsyncBatchFunctionReward(obj) if is_async else BatchFunctionReward(obj)
-    if kind == "sample":
-        return reward(obj)
-    raise RewardConfigError(
-        f"cannot tell how to call {_callable_name(obj)!r} as a reward: a TRL reward function takes "
-        "`completions` and **kwargs, a per-sample function takes `completion` or `messages`. "
-        "If it is a factory, call it (or name it in the registry, which calls it with the settings)."
-    )

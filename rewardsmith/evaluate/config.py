@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
+from rewardsmith.core.configfile import read_config_file
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.names import did_you_mean
 
@@ -95,15 +95,4 @@ def load_eval_config(
 def _read(config: str | os.PathLike[str] | Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(config, Mapping):
         return config
-    import yaml
-
-    path = Path(config)
-    if not path.is_file():
-        raise RewardConfigError(f"no evaluation config at {str(path)!r}; give the path of a YAML file")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise RewardConfigError(f"{str(path)!r} is not valid YAML: {exc}") from exc
-    if not isinstance(loaded, Mapping):
-        raise RewardConfigError(f"{str(path)!r} must hold a mapping (dataset:, rewards:, output_dir:, ...)")
-    return loaded
+    return read_config_file(config, what="evaluation config", sections="dataset:, rewards:, output_dir:, ...")

@@ -29,10 +29,10 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rewardsmith.core.async_reward import run_sync
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.inputs import as_messages
 from rewardsmith.core.names import did_you_mean
-from rewardsmith.core.reward import run_sync
 
 __all__ = ["Generated", "GenerationConfig", "GenerationError", "SampleRequest", "make_generator"]
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.functions import FunctionReward
 from rewardsmith.core.result import RewardResult, to_result, to_score
-from rewardsmith.core.reward import FunctionReward
 
 __all__ = ["EvaluateResult", "MetricResult", "RewardKitReward", "reward_function"]
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rewardsmith.core.functions import to_reward
 from rewardsmith.core.registry import get_reward
-from rewardsmith.core.reward import Reward, to_reward
+from rewardsmith.core.reward import Reward
 
 __all__ = ["to_trl"]
 

@@ -36,10 +36,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import Failure, RewardResult
-from rewardsmith.core.reward import AsyncReward
 from rewardsmith.judges.cache import CachedAnswer, JudgeCache, default_cache_path, request_key
 from rewardsmith.judges.chat import ChatAnswer, JudgeRequestError, RetryPolicy, post_chat
 from rewardsmith.judges.ratelimit import RateLimiter

@@ -16,10 +16,11 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.functions import to_reward
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
-from rewardsmith.core.reward import Reward, to_reward
+from rewardsmith.core.reward import Reward
 
 __all__ = ["CosineLength", "Length", "SoftOverlong", "measure_length"]
 

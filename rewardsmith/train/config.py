@@ -22,6 +22,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from rewardsmith.core.configfile import read_config_file
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.names import did_you_mean
 
@@ -379,12 +380,5 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainCo
     {'max_steps': 5}
     """
     path = Path(path).expanduser()
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} does not exist")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-    if raw is None:
-        raise ConfigError(f"{path} is empty; a config needs model, dataset and rewards sections")
+    raw = read_config_file(path, what="training config", sections="model, dataset and rewards", error=ConfigError)
     return parse_config(raw, base=path.resolve().parent, overrides=overrides)

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from rewardsmith.core.async_reward import run_sync
 from rewardsmith.core.errors import RewardsmithError
-from rewardsmith.core.reward import run_sync
 from rewardsmith.judges.chat import EndpointRequestError, RetryPolicy, send_with_retries
 
 __all__ = ["DEFAULT_API_BASE", "SINGLE_UPLOAD_LIMIT", "FireworksClient", "FireworksError"]

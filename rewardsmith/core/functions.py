@@ -1,0 +1,318 @@
+"""Rewards made from functions: ``@reward`` (per sample), plain TRL batch functions, and :func:`to_reward`."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardsmith.core.async_reward import AsyncReward
+from rewardsmith.core.engine import OnError
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.inputs import Batch
+from rewardsmith.core.pickling import function_ref, resolve_function_ref
+from rewardsmith.core.reward import Reward
+
+__all__ = [
+    "AsyncBatchFunctionReward",
+    "AsyncFunctionReward",
+    "BatchFunctionReward",
+    "FunctionReward",
+    "callable_kind",
+    "is_async_callable",
+    "reward",
+    "to_reward",
+]
+
+
+def _rebuild_function_reward(cls: type, ref: Any, state: dict[str, Any]) -> Any:
+    fn = resolve_function_ref(ref[1], ref[2]) if isinstance(ref, tuple) and ref[:1] == ("ref",) else ref
+    name = state.pop("_name", None)
+    obj = cls(fn, **state)
+    if name:
+        obj.__dict__["_name"] = name
+    return obj
+
+
+class _FunctionMixin:
+    """What per-sample function rewards share, sync or async."""
+
+    fn: Callable[..., Any]
+    bound: dict[str, Any]
+
+    def _init_function(self) -> None:
+        self.__doc__ = getattr(self.fn, "__doc__", None)
+        self.__module__ = getattr(self.fn, "__module__", None)  # type: ignore[assignment]
+        self.__wrapped__ = self.fn
+        self.injection  # noqa: B018 - validate bound settings against the signature now
+
+    @property
+    def name(self) -> str:
+        return self.__dict__.get("_name") or getattr(self.fn, "__name__", None) or type(self.fn).__name__
+
+    def _sample_callable(self) -> Callable[..., Any]:
+        return self.fn
+
+    def _bound_settings(self) -> dict[str, Any]:
+        return self.bound
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        defaults = {
+            p.name: p.default
+            for p in inspect.signature(self.fn).parameters.values()
+            if p.default is not p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        }
+        return {**defaults, **self.bound}
+
+    def configure(self, **settings: Any) -> Any:
+        engine = {k: v for k, v in settings.items() if k in self._engine_fields()}
+        bound = {k: v for k, v in settings.items() if k not in engine}
+        return self._clone(bound={**self.bound, **bound}, **engine)
+
+    def _engine_fields(self) -> set[str]:
+        return {f.name for f in dataclasses.fields(self) if f.name not in ("fn", "bound")}  # type: ignore[arg-type]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "fn"}  # type: ignore[arg-type]
+
+    def __reduce__(self) -> Any:
+        state = self.__getstate__()
+        if "_name" in self.__dict__:
+            state["_name"] = self.__dict__["_name"]
+        return (_rebuild_function_reward, (type(self), function_ref(self.fn), state))
+
+    def __repr__(self) -> str:
+        parts = [getattr(self.fn, "__qualname__", repr(self.fn))]
+        parts += [f"{k}={v!r}" for k, v in self.bound.items()]
+        parts += [
+            f"{k}={getattr(self, k)!r}" for k in sorted(self._engine_fields()) if getattr(self, k) != _DEFAULTS.get(k)
+        ]
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+_DEFAULTS: dict[str, Any] = {"timeout": None, "workers": 1, "on_error": "none", "max_concurrency": 32}
+
+
+@dataclass(eq=False, repr=False)
+class FunctionReward(_FunctionMixin, Reward):
+    """A per-sample function as a reward; what ``@reward`` returns."""
+
+    fn: Callable[..., Any]
+    bound: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._init_function()
+
+
+@dataclass(eq=False, repr=False)
+class AsyncFunctionReward(_FunctionMixin, AsyncReward):
+    """An ``async def`` per-sample function as a reward; what ``@reward`` returns for coroutines."""
+
+    fn: Callable[..., Any]
+    bound: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._init_function()
+
+
+def _callable_name(fn: Any) -> str:
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+@dataclass(eq=False)
+class BatchFunctionReward(Reward):
+    """A plain TRL reward function ``f(completions, **kwargs) -> list`` as a reward.
+
+    The function is called exactly as TRL would call it (same arguments,
+    untouched); rewardsmith adds return-value normalisation, ``on_error``,
+    error counting and a name.
+
+    >>> def short(completions, **kwargs):
+    ...     return [1.0 if len(c) < 5 else 0.0 for c in completions]
+    >>> r = to_reward(short)
+    >>> r.name, r(prompts=["p", "p"], completions=["ok", "too long"])
+    ('short', [1.0, 0.0])
+    """
+
+    fn: Callable[..., Any]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.timeout is not None or self.workers != 1:
+            raise RewardConfigError(
+                f"reward {self.name!r} is a batch function: it scores a whole batch in one call, so the per-sample "
+                "settings timeout and workers do not apply. Write it per sample with @reward to use them."
+            )
+
+    @property
+    def name(self) -> str:
+        return self.__dict__.get("_name") or _callable_name(self.fn)
+
+    def score_batch(self, batch: Batch) -> Sequence[Any]:
+        prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
+        return self.fn(
+            prompts=prompts, completions=batch.completions, completion_ids=batch.completion_ids, **batch.kwargs()
+        )
+
+
+@dataclass(eq=False)
+class AsyncBatchFunctionReward(AsyncReward):
+    """An ``async def f(completions, **kwargs)`` TRL reward function as a reward."""
+
+    fn: Callable[..., Any]
+
+    @property
+    def name(self) -> str:
+        return self.__dict__.get("_name") or _callable_name(self.fn)
+
+    async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
+        prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
+        coro = self.fn(
+            prompts=prompts, completions=batch.completions, completion_ids=batch.completion_ids, **batch.kwargs()
+        )
+        if self.timeout is None:
+            return await coro
+        return await asyncio.wait_for(coro, self.timeout)
+
+
+# -- the decorator and the converter --------------------------------------------------------------
+
+
+def reward(
+    fn: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    timeout: float | None = None,
+    workers: int = 1,
+    on_error: OnError = "none",
+    max_concurrency: int | None = None,
+) -> Any:
+    """Make a reward from a per-sample function; its parameters are filled by name.
+
+    Parameters the function can ask for: ``completion`` (the text),
+    ``prompt`` (the prompt's text; the last user message of a conversation),
+    ``messages`` (prompt and completion as chat messages), ``prompt_messages``,
+    ``completion_messages``, ``completion_ids``, ``trainer_state``, and any
+    dataset column by its name. A column parameter without a default is
+    required: calling the reward on data without it is a clear error. A
+    ``**kwargs`` parameter receives all other columns. The function returns a
+    float, a bool, ``None`` (not applicable) or a :class:`RewardResult`.
+
+    Settings: any parameter with a default can be fixed with
+    ``.configure(param=value)``; engine settings (``timeout``, ``workers``,
+    ``on_error``, and ``max_concurrency`` for ``async def`` functions) can be
+    given here or there.
+
+    >>> @reward
+    ... def brevity(completion: str, max_chars: int = 200) -> float:
+    ...     return 1.0 if len(completion) <= max_chars else max_chars / len(completion)
+    >>> brevity(prompts=["Say hi", "Say hi"], completions=["hi", "h" * 400])
+    [1.0, 0.5]
+    >>> brevity.configure(max_chars=100)(prompts=["Say hi"], completions=["h" * 400])
+    [0.25]
+    """
+
+    def wrap(f: Callable[..., Any]) -> Reward:
+        if isinstance(f, Reward):
+            raise RewardConfigError(f"{f.name!r} is already a reward")
+        engine: dict[str, Any] = {"timeout": timeout, "workers": workers, "on_error": on_error}
+        if inspect.iscoroutinefunction(f):
+            if max_concurrency is not None:
+                engine["max_concurrency"] = max_concurrency
+            made: Reward = AsyncFunctionReward(f, **engine)
+        else:
+            if max_concurrency is not None:
+                raise RewardConfigError(
+                    f"max_concurrency applies to async def rewards only; {f.__name__!r} is not async"
+                )
+            made = FunctionReward(f, **engine)
+        return made.named(name) if name else made
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def is_async_callable(obj: Any) -> bool:
+    """Whether calling ``obj`` gives a coroutine: an ``async def`` function, or an object with an async ``__call__``."""
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    return inspect.iscoroutinefunction(obj) or (callable(obj) and inspect.iscoroutinefunction(obj.__call__))
+
+
+_BATCH_PARAMS = {"completions", "prompts"}
+_SAMPLE_PARAMS = {"completion", "messages", "completion_messages"}
+
+
+def callable_kind(obj: Any) -> str:
+    """How a plain callable wants to be called: ``"batch"``, ``"sample"`` or ``"factory"``.
+
+    A TRL reward function takes ``completions`` (or only ``**kwargs``); a
+    per-sample function takes ``completion`` or ``messages``; anything else
+    is taken to be a factory that returns a reward when called with settings.
+
+    >>> callable_kind(lambda completions, **kw: [])
+    'batch'
+    >>> callable_kind(lambda completion: 1.0)
+    'sample'
+    >>> callable_kind(lambda threshold=0.5: None)
+    'factory'
+    """
+    try:
+        params = inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return "batch"
+    names = set(params)
+    if names & _BATCH_PARAMS:
+        return "batch"
+    if names & _SAMPLE_PARAMS:
+        return "sample"
+    kinds = {p.kind for p in params.values()}
+    required = [p for p in params.values() if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    if inspect.Parameter.VAR_KEYWORD in kinds and not required:
+        return "batch"
+    return "factory"
+
+
+def to_reward(obj: Any) -> Reward:
+    """Anything accepted as a reward, as a :class:`Reward`.
+
+    Accepts a ``Reward``, a ``Reward`` subclass (instantiated with its
+    defaults), a registered name or import path (see
+    :func:`~rewardsmith.get_reward`), a TRL batch function, or a per-sample
+    function.
+
+    >>> to_reward(lambda completion: len(completion) > 3)(prompts=["p"], completions=["long"])
+    [1.0]
+    """
+    if isinstance(obj, Reward):
+        return obj
+    if isinstance(obj, str):
+        from rewardsmith.core.registry import get_reward
+
+        return get_reward(obj)
+    if isinstance(obj, type) and issubclass(obj, Reward):
+        return obj()
+    if not callable(obj):
+        raise RewardConfigError(
+            f"{obj!r} is not a reward: pass a Reward, a registered name, a TRL reward function "
+            "f(completions, **kwargs) or a per-sample function f(completion, ...)"
+        )
+    kind = callable_kind(obj)
+    is_async = is_async_callable(obj)
+    if kind == "batch":
+        return AsyncBatchFunctionReward(obj) if is_async else BatchFunctionReward(obj)
+    if kind == "sample":
+        return reward(obj)
+    raise RewardConfigError(
+        f"cannot tell how to call {_callable_name(obj)!r} as a reward: a TRL reward function takes "
+        "`completions` and **kwargs, a per-sample function takes `completion` or `messages`. "
+        "If it is a factory, call it (or name it in the registry, which calls it with the settings)."
+    )
