@@ -51,13 +51,22 @@ _CACHE_SIZE = 4096
 
 
 class _LRU(OrderedDict):
+    """A small least-recently-used cache, safe to share between threads (the slow ``make`` runs unlocked)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
     def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
-        if key in self:
-            self.move_to_end(key)
-            return self[key]
-        value = self[key] = make()
-        if len(self) > _CACHE_SIZE:
-            self.popitem(last=False)
+        with self.lock:
+            if key in self:
+                self.move_to_end(key)
+                return self[key]
+        value = make()
+        with self.lock:
+            self[key] = value
+            if len(self) > _CACHE_SIZE:
+                self.popitem(last=False)
         return value
 
 
@@ -73,8 +82,9 @@ _FRACTION = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?\d+)/(\d+)$")
 
 def clear_caches() -> None:
     """Forget cached parses and decisions in this process (for benchmarks measuring cold runs)."""
-    _PARSED.clear()
-    _DECIDED.clear()
+    for cache in (_PARSED, _DECIDED):
+        with cache.lock:
+            cache.clear()
 
 
 def _strip_delimiters(text: str) -> str:
