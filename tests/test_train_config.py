@@ -115,6 +115,7 @@ BAD = {
     "unknown top-level key": ({"optimizer": "adam"}, "unknown config key 'optimizer'"),
     "eval strategy without data": ({"trainer": {"eval_strategy": "steps", "eval_steps": 1}}, "no evaluation dataset"),
     "bad finetuning type": ({"finetuning_type": "adapter"}, "finetuning_type"),
+    "logger not installed": ({"trainer": {"report_to": "wandb"}}, "wandb is not installed"),
 }
 
 

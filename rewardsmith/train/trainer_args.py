@@ -108,7 +108,32 @@ def build_trainer_args(
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"TRL rejects the trainer settings: {exc}") from None
     _check_batch(args)
+    _check_loggers(args)
     return args
+
+
+#: The package each ``report_to`` backend needs (transformers imports it when the trainer starts).
+_LOGGER_PACKAGES = {
+    "wandb": ("wandb",),
+    "trackio": ("trackio",),
+    "tensorboard": ("tensorboard", "tensorboardX"),
+    "mlflow": ("mlflow",),
+    "comet_ml": ("comet_ml",),
+    "clearml": ("clearml",),
+    "swanlab": ("swanlab",),
+}
+
+
+def _check_loggers(args: Any) -> None:
+    import importlib.util
+
+    for backend in getattr(args, "report_to", None) or []:
+        packages = _LOGGER_PACKAGES.get(backend)
+        if packages and not any(importlib.util.find_spec(p) for p in packages):
+            raise ConfigError(
+                f"trainer.report_to includes {backend!r} but {packages[0]} is not installed; "
+                f"pip install {packages[0]}, or set report_to: none"
+            )
 
 
 def _check_batch(args: Any) -> None:
