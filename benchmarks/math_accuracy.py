@@ -9,7 +9,9 @@ Each contender (TRL's function in its process; rewardsmith on one worker
 process, and on two) runs in a fresh Python process: it first scores the
 pairs of problems 1-250, then is timed on the pairs of problems 251-500.
 Different strings, so no cached result can be reused; parsers and libraries
-warmed by the same amount of work for everyone. Rounds are interleaved. Targets: at least
+warmed by the same amount of work for everyone. Rounds are interleaved, and
+each round runs every contender with the same fixed ``PYTHONHASHSEED``; the
+speed-up is the median over rounds of the ratio within a round. Targets: at least
 1.5x TRL with one process, at least 2.5x with two workers, at equal or better
 agreement.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import statistics
 import subprocess
 import sys
@@ -31,7 +34,7 @@ from _common import verdict
 from rewardsmith import get_reward
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "math500_test.jsonl"
-ROUNDS = 3
+ROUNDS = 5
 
 
 def _pairs() -> tuple[list[str], list[str], list[float]]:
@@ -89,9 +92,15 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
     agreement: dict[str, float] = {}
     timed_n = 0
-    for _ in range(ROUNDS):  # interleaved; every run in a fresh process, so no contender inherits warm caches
+    # Interleaved rounds; every run in a fresh process, so no contender inherits warm caches. Each round
+    # fixes PYTHONHASHSEED for all contenders alike: hash randomisation changes set and dict order inside
+    # the LaTeX parser and moves a run's speed by up to 1.6x, so every contender gets the same seeds.
+    for seed in range(ROUNDS):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
         for name in CONTENDERS:
-            out = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--one", name], capture_output=True, text=True, check=True, env=env
+            )
             result = json.loads(out.stdout.strip().splitlines()[-1])
             times[name].append(result["seconds"])
             agreement[name] = result["agreement"]
@@ -100,12 +109,21 @@ def main() -> None:
         f"math_accuracy vs trl.rewards.accuracy_reward on MATH-500 reference solutions "
         f"(own answer / other answer; each run in a fresh process, timed on {timed_n} after {timed_n} to warm up)"
     )
-    base = statistics.median(times["trl accuracy_reward"])
+    trl = times["trl accuracy_reward"]
+
+    def paired(name: str) -> float:
+        """Median over rounds of TRL's time / this contender's time, both measured with the same seed."""
+        return statistics.median(base / mine for base, mine in zip(trl, times[name]))
+
     for name, values in times.items():
         t = statistics.median(values)
-        print(f"  {name:<26} {timed_n / t:7.1f} completions/s   {base / t:5.2f}x TRL   agreement {agreement[name]:.2%}")
-    one = base / statistics.median(times["math_accuracy, 1 worker"])
-    two = base / statistics.median(times["math_accuracy, 2 workers"])
+        spread = f"(runs: {timed_n / max(values):.0f}-{timed_n / min(values):.0f}/s)"
+        print(
+            f"  {name:<26} {timed_n / t:7.1f} completions/s {spread:<20} {paired(name):5.2f}x TRL   "
+            f"agreement {agreement[name]:.2%}"
+        )
+    one = paired("math_accuracy, 1 worker")
+    two = paired("math_accuracy, 2 workers")
     print(f"  one process: {one:.2f}x ({verdict(one, 1.5, True)}); two workers: {two:.2f}x ({verdict(two, 2.5, True)})")
     better = all(agreement[k] >= agreement["trl accuracy_reward"] for k in agreement)
     print(f"  agreement equal or better than TRL: {'yes' if better else 'NO'}")

@@ -119,22 +119,31 @@ class _Worker:
 class _Lanes:
     """Pending task indices, one lane per worker slot.
 
-    Tasks with the same affinity key go to the same lane (keys are given
-    lanes round-robin, in order of first appearance), so that a worker's
-    caches serve all of them: a prompt group's shared reference is parsed
-    once. A worker whose lane is empty steals from the tail of the longest
-    lane, so the load stays balanced. Without keys, one shared lane.
+    With affinity keys, the rows are cut into ``size`` contiguous runs of
+    about equal length, each boundary moved to where the key changes, so
+    that a run of rows with the same key (a prompt group: TRL passes a
+    prompt's completions consecutively) stays on one worker and its caches
+    serve all of them: the group's reference is parsed once. Contiguous runs
+    also keep neighbouring rows, which tend to share work, together. A worker
+    whose lane is empty steals from the tail of the longest lane, so the load
+    stays balanced. Without keys, one shared lane.
+
+    >>> [list(lane) for lane in _Lanes(8, 2, ["a", "a", "a", "b", "b", "c", "c", "c"]).lanes]
+    [[0, 1, 2, 3, 4], [5, 6, 7]]
     """
 
     def __init__(self, n: int, size: int, keys: list[Any] | None) -> None:
-        if keys is None:
+        if keys is None or size < 2:
             self.lanes = [deque(range(n))]
             return
-        self.lanes = [deque() for _ in range(size)]
-        owner: dict[Any, int] = {}
-        for index, key in enumerate(keys):
-            slot = owner.setdefault(key, len(owner) % size)
-            self.lanes[slot].append(index)
+        bounds = [0]
+        for lane in range(1, size):
+            cut = max(bounds[-1], round(n * lane / size))
+            while 0 < cut < n and keys[cut] == keys[cut - 1]:
+                cut += 1
+            bounds.append(cut)
+        bounds.append(n)
+        self.lanes = [deque(range(start, end)) for start, end in itertools.pairwise(bounds)]
 
     def __bool__(self) -> bool:
         return any(self.lanes)

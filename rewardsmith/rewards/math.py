@@ -236,6 +236,16 @@ def _clearly_different(gold: Any, predicted: Any) -> bool:
     return kinds in ({"number", "range"}, {"number", "symbolic"})
 
 
+#: Answer shapes that warm the LaTeX parser when a worker starts (parsed once each, then forgotten).
+_WARM_UP = (
+    r"\frac{1}{2}", r"-\dfrac{3}{4}", r"2\sqrt{3}", r"\frac{\sqrt{3}}{2}", r"\sqrt[3]{2}", r"7\pi", r"\frac{\pi}{6}",
+    r"x^2 + 2x + 1", r"(x+1)(x-2)", r"3x - 5y", r"x = 5", r"y \le 2", r"\left( 3, \frac{\pi}{2} \right)",
+    r"[-2, 7)", r"(0, 9) \cup (9, 36)", r"(-\infty, 3]", r"\{1, 2, 3\}", r"1, -2", r"2 + 3i", r"45^\circ",
+    r"\text{(C)}", r"\text{Evelyn}", r"10\%", r"\$1.50", r"\log_2 8", r"\sin x", r"e^{2}", r"|x|",
+    r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", r"a_{n+1}", r"\binom{5}{2}", r"n!", r"0.\overline{3}",
+)  # fmt: skip
+
+
 class _LazyParse:
     """A reference parsed on first use (most rational references never need sympy)."""
 
@@ -246,17 +256,29 @@ class _LazyParse:
         return _parse(self.latex, self.timeout)
 
 
+def _decide_exactly(gold: str, predicted: str) -> tuple[bool, str] | None:
+    """Whether two answers are the same, when that can be decided exactly without sympy (``None`` if not).
+
+    >>> _decide_exactly("10{,}000", "10000"), _decide_exactly(r"\\frac{1}{2}", "0.5"), _decide_exactly("x", "y")
+    ((True, 'identical'), (True, 'rationals'), None)
+    """
+    if _normal_form(gold) == _normal_form(predicted):
+        return True, "identical"
+    g, p = _rational(gold), _rational(predicted)
+    # Exact for rationals; only values within rounding distance go to math-verify,
+    # which compares numbers rounded to 6 decimals.
+    if g is not None and p is not None and (g == p or abs(g - p) > Fraction(1, 10**5) * max(1, abs(g))):
+        return g == p, "rationals"
+    return None
+
+
 def _equivalent(gold: str, gold_parsed: Any, predicted: str, timeout: int | None) -> tuple[bool, str]:
     """Whether ``predicted`` states the reference answer ``gold``, and how that was decided."""
 
     def decide() -> tuple[bool, str]:
-        if _normal_form(gold) == _normal_form(predicted):
-            return True, "identical"
-        g, p = _rational(gold), _rational(predicted)
-        # Exact for rationals; only values within rounding distance go to math-verify,
-        # which compares numbers rounded to 6 decimals.
-        if g is not None and p is not None and (g == p or abs(g - p) > Fraction(1, 10**5) * max(1, abs(g))):
-            return g == p, "rationals"
+        exact = _decide_exactly(gold, predicted)
+        if exact is not None:
+            return exact
         parsed = _parse(predicted, timeout)
         if not parsed:
             return False, "unparseable"
@@ -324,9 +346,62 @@ class MathAccuracy(Reward):
         return str(row.get("reference"))
 
     def prepare_worker(self) -> None:
-        _parse(r"\frac{1}{2}", None)  # import sympy and math-verify, build the LaTeX parser
+        # Import sympy and math-verify and warm the LaTeX parser's prediction cache on the shapes answers take,
+        # so that the first samples a worker scores are not slowed (or timed out) by a cold parser.
+        for latex in _WARM_UP:
+            _parse(latex, None)
+
+    def score_batch(self, batch: Batch) -> list[Any]:
+        """Decide in this process what needs no sympy; send the rest to the worker processes.
+
+        Identical answers, plain rationals, missing or malformed answers are
+        decided exactly in microseconds (linear-time text work, no hang risk),
+        so only samples that need math-verify pay a trip to a worker and its
+        hard timeout.
+        """
+        rows = self.injection.rows(batch)
+        if self.timeout is None and self.workers <= 1:
+            return self.run_samples(rows)
+        out: list[Any] = []
+        for row in rows:
+            try:
+                out.append(self._without_sympy(row["completion"], row["reference"]))
+            except Exception:  # anything odd is left to the worker, where errors are per sample
+                out.append(None)
+        pending = [i for i, value in enumerate(out) if value is None]
+        for i, value in zip(pending, self.run_samples([rows[i] for i in pending])):
+            out[i] = value
+        return out
+
+    def _without_sympy(self, completion: str, reference: Any) -> RewardResult | None:
+        """The result when it can be decided exactly without sympy, else ``None``."""
+        gold = reference_latex(reference)
+        if gold is None:
+            return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
+        if _rational(gold) is None:
+            return None  # whether a LaTeX reference parses at all takes sympy to tell
+        answers, where = final_math_answers(completion)
+        if answers is None or not answers:
+            return RewardResult(0.0, where)
+        last = answers[-1]
+        if not last:
+            return RewardResult(0.0, f"empty answer ({where})")
+        for other in answers[:-1]:
+            exact = _decide_exactly(last, other)
+            if exact is None:
+                return None
+            if not exact[0]:
+                return RewardResult(0.0, f"hedged between {other!r} and {last!r}")
+        exact = _decide_exactly(gold, last)
+        if exact is None:
+            return None
+        ok, how = exact
+        return RewardResult(1.0 if ok else 0.0, f"predicted {last} ({where}), reference {gold}: {how}")
 
     def score(self, completion: str, reference: Any) -> RewardResult:
+        quick = self._without_sympy(completion, reference)
+        if quick is not None:
+            return quick
         gold = reference_latex(reference)
         timeout = self._library_timeout()
         if gold is not None and _rational(gold) is not None:
