@@ -365,7 +365,7 @@ class MathAccuracy(Reward):
         out: list[Any] = []
         for row in rows:
             try:
-                out.append(self._without_sympy(row["completion"], row["reference"]))
+                out.append(self._judge(row["completion"], row["reference"], allow_sympy=False))
             except Exception:  # anything odd is left to the worker, where errors are per sample
                 out.append(None)
         pending = [i for i, value in enumerate(out) if value is None]
@@ -373,13 +373,20 @@ class MathAccuracy(Reward):
             out[i] = value
         return out
 
-    def _without_sympy(self, completion: str, reference: Any) -> RewardResult | None:
-        """The result when it can be decided exactly without sympy, else ``None``."""
+    def score(self, completion: str, reference: Any) -> RewardResult | None:
+        return self._judge(completion, reference, allow_sympy=True)
+
+    def _judge(self, completion: str, reference: Any, *, allow_sympy: bool) -> RewardResult | None:
+        """Score one sample; without ``allow_sympy``, ``None`` wherever math-verify would be needed."""
         gold = reference_latex(reference)
-        if gold is None:
+        timeout = self._library_timeout()
+        gold_value: Any = None
+        if gold is not None and _rational(gold) is None:  # whether a LaTeX reference parses takes sympy
+            if not allow_sympy:
+                return None
+            gold_value = _parse(gold, timeout)
+        if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
-        if _rational(gold) is None:
-            return None  # whether a LaTeX reference parses at all takes sympy to tell
         answers, where = final_math_answers(completion)
         if answers is None or not answers:
             return RewardResult(0.0, where)
@@ -388,39 +395,15 @@ class MathAccuracy(Reward):
             return RewardResult(0.0, f"empty answer ({where})")
         for other in answers[:-1]:
             exact = _decide_exactly(last, other)
-            if exact is None:
+            if exact is None and not allow_sympy:
                 return None
-            if not exact[0]:
-                return RewardResult(0.0, f"hedged between {other!r} and {last!r}")
-        exact = _decide_exactly(gold, last)
-        if exact is None:
-            return None
-        ok, how = exact
-        return RewardResult(1.0 if ok else 0.0, f"predicted {last} ({where}), reference {gold}: {how}")
-
-    def score(self, completion: str, reference: Any) -> RewardResult:
-        quick = self._without_sympy(completion, reference)
-        if quick is not None:
-            return quick
-        gold = reference_latex(reference)
-        timeout = self._library_timeout()
-        if gold is not None and _rational(gold) is not None:
-            gold_parsed: Any = [gold]  # a plain rational needs no parsing to be valid
-        else:
-            gold_parsed = _parse(gold, timeout) if gold is not None else None
-        if not gold_parsed:
-            return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
-        answers, where = final_math_answers(completion)
-        if answers is None or not answers:
-            return RewardResult(0.0, where)
-        last = answers[-1]
-        if not last:
-            return RewardResult(0.0, f"empty answer ({where})")
-        for other in answers[:-1]:
-            same, _ = _equivalent(last, _parse(last, timeout) or [last], other, timeout)
+            same = exact[0] if exact else _equivalent(last, _parse(last, timeout) or [last], other, timeout)[0]
             if not same:
                 return RewardResult(0.0, f"hedged between {other!r} and {last!r}")
-        if isinstance(gold_parsed[0], str):  # a rational gold: parse it only if math-verify is needed
-            gold_parsed = _LazyParse(gold, timeout)
-        ok, how = _equivalent(gold, gold_parsed, last, timeout)
+        exact = _decide_exactly(gold, last)
+        if exact is None and not allow_sympy:
+            return None
+        if exact is None:  # a rational reference is parsed only now that math-verify is needed
+            exact = _equivalent(gold, gold_value or _LazyParse(gold, timeout), last, timeout)
+        ok, how = exact
         return RewardResult(1.0 if ok else 0.0, f"predicted {last} ({where}), reference {gold}: {how}")
