@@ -1,6 +1,6 @@
 """LLM judge throughput: 512 judgements against a server that takes 50 ms per answer, max_concurrency=32.
 
-The server (rewardsmith.judges.testing.LocalChatServer) runs in its own
+The server (rewardsmith.http.testing.LocalChatServer) runs in its own
 process, so it does not compete with the client for the interpreter. The
 ideal wall time is 512 / 32 x 50 ms = 0.8 s: 16 full rounds of 32 requests in
 flight. The judge runs with its cache off (every judgement is a request) and
@@ -36,7 +36,7 @@ SEQUENTIAL_SAMPLE = 32
 
 SERVER = f"""
 import sys, time
-from rewardsmith.judges.testing import LocalChatServer
+from rewardsmith.http.testing import LocalChatServer
 with LocalChatServer(lambda request: '{{"reason": "ok", "score": 7}}', delay={LATENCY}) as server:
     print(server.base_url, flush=True)
     sys.stdin.read()  # serve until the parent closes our stdin

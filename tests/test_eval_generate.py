@@ -11,7 +11,7 @@ import pytest
 from rewardsmith import evaluate
 from rewardsmith.evaluate import GenerationConfig, GenerationError, iter_results
 from rewardsmith.evaluate.generate import OpenAIGenerator, SampleRequest
-from rewardsmith.judges.testing import LocalChatServer, Reply
+from rewardsmith.http.testing import LocalChatServer, Reply
 
 ROWS = [
     {"question": f"What is {i} + {i}?", "answer": f"#### {2 * i}", "task": "even" if i % 2 else "odd"}

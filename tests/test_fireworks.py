@@ -10,15 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from fireworks_server import LocalFireworksServer
 from typer.testing import CliRunner
 
 from rewardsmith import evaluate
 from rewardsmith.cli import app
 from rewardsmith.data.tasks import gsm8k_final_answer
+from rewardsmith.http.retry import RetryPolicy
+from rewardsmith.http.testing import LocalChatServer
 from rewardsmith.integrations.fireworks import FireworksClient, FireworksError, fetch_dataset, push_dataset
-from rewardsmith.integrations.fireworks.testing import LocalFireworksServer
-from rewardsmith.judges.chat import RetryPolicy
-from rewardsmith.judges.testing import LocalChatServer
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "fw-secret-key-0123456789"

@@ -7,8 +7,8 @@ import pickle
 import pytest
 
 from rewardsmith import RewardConfigError
+from rewardsmith.http.retry import RetryPolicy, parse_retry_after
 from rewardsmith.judges.cache import CachedAnswer, JudgeCache, request_key
-from rewardsmith.judges.chat import RetryPolicy, parse_retry_after
 from rewardsmith.judges.templates import defuse
 from rewardsmith.judges.verdict import parse_verdict
 

@@ -11,8 +11,8 @@ import yaml
 
 from rewardsmith import get_reward
 from rewardsmith.compose import rewards_from_config
+from rewardsmith.http.testing import LocalChatServer, RecordedRequest
 from rewardsmith.judges import Principles
-from rewardsmith.judges.testing import LocalChatServer, RecordedRequest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "principles_grpo.yaml"

@@ -18,8 +18,8 @@ from trl_helpers import tiny_grpo_config
 from rewardsmith import to_trl
 from rewardsmith.compose import rewards_from_config
 from rewardsmith.core.inputs import completion_text
+from rewardsmith.http.testing import LocalChatServer, RecordedRequest
 from rewardsmith.judges import LLMJudge, RewardModel
-from rewardsmith.judges.testing import LocalChatServer, RecordedRequest
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """LLM judges against a real OpenAI-compatible HTTP server on 127.0.0.1, scripted per test.
 
-The server (``rewardsmith.judges.testing.LocalChatServer``) counts requests
+The server (``rewardsmith.http.testing.LocalChatServer``) counts requests
 and how many are in flight at once, so retries, the concurrency limit, the
 rate limit and the cache are all checked from the server's side.
 """
@@ -18,8 +18,8 @@ import time
 import pytest
 
 from rewardsmith import MissingColumnError, RewardConfigError, get_reward
+from rewardsmith.http.testing import LocalChatServer, RecordedRequest, Reply
 from rewardsmith.judges import LLMJudge, Principles, ReferenceFidelity
-from rewardsmith.judges.testing import LocalChatServer, RecordedRequest, Reply
 
 SECRET = "sk-test-4f9a8b7c6d5e"
 

@@ -7,8 +7,8 @@ Three backends, one interface (``generate(requests) -> results``, in order):
   per sample, at most ``max_concurrency`` in flight, ``requests_per_minute``
   spacing, and retries with back-off and jitter on 429, 5xx, timeouts and
   broken answers honouring ``Retry-After``: the same HTTP client and retry
-  code as the LLM judges (:mod:`rewardsmith.judges.transport`,
-  :mod:`rewardsmith.judges.chat`);
+  code as the LLM judges (:mod:`rewardsmith.http.transport`,
+  :mod:`rewardsmith.http.retry`);
 * ``transformers``: a local model, batched (:mod:`rewardsmith.evaluate.local`);
 * ``vllm``: vLLM's offline engine, when it is installed.
 
@@ -212,7 +212,7 @@ def make_generator(config: GenerationConfig) -> Any:
 class OpenAIGenerator:
     """Completions from an OpenAI-compatible chat endpoint, one request per sample, concurrently.
 
-    >>> from rewardsmith.judges.testing import LocalChatServer
+    >>> from rewardsmith.http.testing import LocalChatServer
     >>> with LocalChatServer(lambda request: "4") as server:
     ...     generator = OpenAIGenerator(GenerationConfig(model="m", base_url=server.base_url, api_key_env=None))
     ...     [g.completion for g in generator.generate([SampleRequest(0, 0, "2+2?")])]
@@ -220,7 +220,7 @@ class OpenAIGenerator:
     """
 
     def __init__(self, config: GenerationConfig) -> None:
-        from rewardsmith.judges.ratelimit import RateLimiter
+        from rewardsmith.http.ratelimit import RateLimiter
 
         self.config = config
         self.limiter = RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
@@ -231,23 +231,23 @@ class OpenAIGenerator:
         return run_sync(self._generate(requests))
 
     async def _generate(self, requests: list[SampleRequest]) -> list[Generated]:
-        from rewardsmith.judges.transport import ChatSender, proxy_for
+        from rewardsmith.http.transport import HTTPSender, proxy_for
 
         config = self.config
         key = os.environ.get(config.api_key_env, "").strip() if config.api_key_env else ""
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         proxy = proxy_for(config.base_url or "")
         semaphore = asyncio.Semaphore(config.max_concurrency)
-        idle: list[ChatSender] = []
-        senders: list[ChatSender] = []
+        idle: list[HTTPSender] = []
+        senders: list[HTTPSender] = []
 
         @contextlib.asynccontextmanager
-        async def slot() -> AsyncIterator[ChatSender]:
+        async def slot() -> AsyncIterator[HTTPSender]:
             async with semaphore:
                 if self.limiter is not None:
                     await self.limiter.acquire()
                 if not idle:
-                    senders.append(ChatSender(headers, proxy))
+                    senders.append(HTTPSender(headers, proxy))
                     idle.append(senders[-1])
                 sender = idle.pop()
                 try:
@@ -266,7 +266,8 @@ class OpenAIGenerator:
                 await sender.aclose()
 
     async def _one(self, slot: Any, request: SampleRequest, key: str) -> Generated:
-        from rewardsmith.judges.chat import EndpointRequestError, RetryPolicy, post_chat
+        from rewardsmith.http.chat import post_chat
+        from rewardsmith.http.retry import EndpointRequestError, RetryPolicy
 
         config = self.config
         body: dict[str, Any] = {

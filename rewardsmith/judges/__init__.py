@@ -11,9 +11,9 @@ Importing this package is cheap: ``torch``, ``transformers``, ``httpx`` and
 ``jinja2`` are imported when a reward first needs them.
 """
 
-from rewardsmith.judges.base import ChatJudge, Judgement, JudgeUsage, JudgeVerdictError
+from rewardsmith.http.retry import RetryPolicy
+from rewardsmith.judges.base import ChatJudge, Judgement, JudgeRequestError, JudgeUsage, JudgeVerdictError
 from rewardsmith.judges.cache import JudgeCache
-from rewardsmith.judges.chat import JudgeRequestError, RetryPolicy
 from rewardsmith.judges.llm_judge import LLMJudge, ReferenceFidelity
 from rewardsmith.judges.local_model import LocalModelReward
 from rewardsmith.judges.perplexity import Perplexity

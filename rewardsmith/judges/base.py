@@ -8,7 +8,7 @@ concurrently:
 * at most ``max_concurrency`` requests in flight, and at most
   ``requests_per_minute`` sent (retries included);
 * retries with exponential back-off and jitter on 429, 5xx, timeouts and
-  broken answers, honouring ``Retry-After`` (:mod:`rewardsmith.judges.chat`);
+  broken answers, honouring ``Retry-After`` (:mod:`rewardsmith.http.retry`);
 * a persistent SQLite cache (:mod:`rewardsmith.judges.cache`) and, within a
   batch, one request for identical questions (GRPO samples the same
   completion more than once);
@@ -37,22 +37,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardsmith.core.async_reward import AsyncReward
-from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import Failure, RewardResult
+from rewardsmith.http.chat import ChatAnswer, post_chat
+from rewardsmith.http.ratelimit import RateLimiter
+from rewardsmith.http.retry import EndpointRequestError, RetryPolicy
+from rewardsmith.http.transport import HTTPSender, proxy_for
 from rewardsmith.judges.cache import CachedAnswer, JudgeCache, default_cache_path, request_key
-from rewardsmith.judges.chat import ChatAnswer, JudgeRequestError, RetryPolicy, post_chat
-from rewardsmith.judges.ratelimit import RateLimiter
-from rewardsmith.judges.transport import ChatSender, proxy_for
 from rewardsmith.judges.verdict import Verdict, parse_verdict
 
-__all__ = ["ChatJudge", "JudgeUsage", "JudgeVerdictError", "Judgement"]
+__all__ = ["ChatJudge", "JudgeRequestError", "JudgeUsage", "JudgeVerdictError", "Judgement"]
 
 _SESSION: ContextVar[_Session | None] = ContextVar("rewardsmith_judge_session", default=None)
 
 
-class JudgeVerdictError(ValueError):
+class JudgeVerdictError(RewardsmithError, ValueError):
     """The judge answered, but its answer holds no usable verdict."""
+
+
+class JudgeRequestError(EndpointRequestError):
+    """A judge request failed for good: a status that retrying cannot fix, or every retry used up."""
 
 
 @dataclass
@@ -110,21 +115,21 @@ class _Session:
         self.limiter = limiter
         self.proxy = proxy_for(judge.base_url)
         self.semaphore = asyncio.Semaphore(judge.max_concurrency)
-        self.idle: list[ChatSender] = []
-        self.senders: list[ChatSender] = []
+        self.idle: list[HTTPSender] = []
+        self.senders: list[HTTPSender] = []
         self.tasks: dict[str, asyncio.Task[ChatAnswer]] = {}
         self.usage = JudgeUsage()
         self.dead: str | None = None
         self.succeeded = False
 
-    def _new_sender(self) -> ChatSender:
+    def _new_sender(self) -> HTTPSender:
         headers = {"Authorization": f"Bearer {self.secret}"} if self.secret else {}
-        sender = ChatSender(headers, self.proxy)
+        sender = HTTPSender(headers, self.proxy)
         self.senders.append(sender)
         return sender
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[ChatSender]:
+    async def slot(self) -> AsyncIterator[HTTPSender]:
         async with self.semaphore:
             if self.limiter is not None:
                 await self.limiter.acquire()
@@ -151,6 +156,8 @@ class _Session:
                 timeout=judge.request_timeout,
                 secret=self.secret,
                 on_retry=self._retried,
+                endpoint="the judge endpoint",
+                error=JudgeRequestError,
             )
         except JudgeRequestError as exc:
             if exc.connection and not self.succeeded and self.dead is None:
@@ -269,7 +276,7 @@ class ChatJudge(AsyncReward):
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        """The retry settings as a :class:`~rewardsmith.judges.chat.RetryPolicy`."""
+        """The retry settings as a :class:`~rewardsmith.http.retry.RetryPolicy`."""
         return RetryPolicy(self.max_retries, self.backoff, self.max_backoff, self.max_wait)
 
     def _template(self, source: str, what: str) -> Any:
@@ -329,7 +336,7 @@ class ChatJudge(AsyncReward):
         """Ask the judge ``messages`` (from the cache when it was asked before) and read the verdict.
 
         Call it while a batch is being scored (from ``score``); raises
-        :class:`~rewardsmith.judges.chat.JudgeRequestError` when the request fails for good.
+        :class:`~rewardsmith.judges.base.JudgeRequestError` when the request fails for good.
         """
         session = _SESSION.get()
         if session is None:

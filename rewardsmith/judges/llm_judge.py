@@ -54,7 +54,7 @@ class LLMJudge(ChatJudge):
 
     Here against a local OpenAI-compatible server that grades by length:
 
-    >>> from rewardsmith.judges.testing import LocalChatServer
+    >>> from rewardsmith.http.testing import LocalChatServer
     >>> def grade(request):  # the server's answer to each request
     ...     return '{"reason": "ok", "score": %d}' % min(10, len(request.block("response")))
     >>> with LocalChatServer(grade) as server:
@@ -124,7 +124,7 @@ class ReferenceFidelity(LLMJudge):
     apply). Omissions are not hallucinations, but an empty answer earns nothing.
     All settings of ``llm_judge`` apply.
 
-    >>> from rewardsmith.judges.testing import LocalChatServer
+    >>> from rewardsmith.http.testing import LocalChatServer
     >>> def grade(request):  # a stand-in judge: is the reference's number in the response?
     ...     return "Score: 10" if request.block("reference") in request.block("response") else "Score: 1"
     >>> with LocalChatServer(grade) as server:

@@ -104,7 +104,7 @@ class Principles(ChatJudge):
     gives no verdict, the sample scores ``None``: a missing harm check is not
     silently dropped from the mean. Endpoint settings as for ``llm_judge``.
 
-    >>> from rewardsmith.judges.testing import LocalChatServer
+    >>> from rewardsmith.http.testing import LocalChatServer
     >>> def grade(request):  # a stand-in judge: harmless always, but off-role when the reply mentions poems
     ...     if "ahimsa" in request.text:
     ...         return "Score: 10"

@@ -119,13 +119,12 @@ def push_dataset(
     waiting for its data (an earlier push that stopped after creating it),
     which is then uploaded.
 
-    >>> from rewardsmith.integrations.fireworks.testing import LocalFireworksServer
-    >>> rows = [{"question": "2+3?", "answer": "#### 5"}, {"question": "1+1?", "answer": "#### 2"}]
-    >>> with LocalFireworksServer(api_key="k") as server:
-    ...     client = FireworksClient(api_key="k", base_url=server.root)
-    ...     result = push_dataset(rows, "sums", account="acme", converter="gsm8k", client=client)
-    >>> result.name, result.examples, result.state
-    ('accounts/acme/datasets/sums', 2, 'READY')
+    It talks to the Fireworks API (the test suite runs it against a local
+    stand-in of that API)::
+
+        rows = [{"question": "2+3?", "answer": "#### 5"}, {"question": "1+1?", "answer": "#### 2"}]
+        result = push_dataset(rows, "sums", account="acme", converter="gsm8k")
+        result.name, result.examples, result.state  # ('accounts/acme/datasets/sums', 2, 'READY')
     """
     account = _account(account)
     _check_id(dataset_id)
@@ -153,15 +152,11 @@ def fetch_dataset(
     The file goes to ``folder`` (default: ``$REWARDSMITH_CACHE_DIR/fireworks/ACCOUNT/ID``,
     or ``~/.cache/rewardsmith/...``), fetched anew each time.
 
-    >>> from rewardsmith.integrations.fireworks.testing import LocalFireworksServer
-    >>> import tempfile
-    >>> with LocalFireworksServer(api_key="k") as server:
-    ...     client = FireworksClient(api_key="k", base_url=server.root)
-    ...     _ = push_dataset([{"question": "2+3?", "answer": "#### 5"}], "sums", account="acme", converter="gsm8k",
-    ...                      client=client)
-    ...     path = fetch_dataset("acme/sums", folder=tempfile.mkdtemp(), client=client)
-    >>> path.name, path.read_text().count("ground_truth")
-    ('sums.jsonl', 1)
+    It talks to the Fireworks API (the test suite runs it against a local
+    stand-in of that API)::
+
+        path = fetch_dataset("acme/sums")  # ~/.cache/rewardsmith/fireworks/acme/sums/sums.jsonl
+        rewardsmith.evaluate("fireworks:acme/sums", "gsm8k_accuracy", "runs/sums", completions_column="solution")
     """
     account, _, dataset_id = spec.strip().rpartition("/")
     account = _account(account or None)

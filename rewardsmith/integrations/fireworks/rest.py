@@ -17,7 +17,7 @@ Shapes, from Fireworks' API reference (Gateway REST API):
 The key comes from ``FIREWORKS_API_KEY`` and goes out as a bearer token to the
 API host only, never to a signed URL; ``FIREWORKS_API_BASE`` replaces the host.
 Requests go through rewardsmith's one HTTP client with its retries
-(:func:`rewardsmith.judges.chat.send_with_retries`): timeouts, connection
+(:func:`rewardsmith.http.retry.send_with_retries`): timeouts, connection
 errors, 408/425/429 and 5xx are retried with back-off (honouring
 ``Retry-After``), except a 429 that says a quota is used up, which no wait fixes.
 The key is never in a message, a log line or a ``repr``.
@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from rewardsmith.core.async_reward import run_sync
 from rewardsmith.core.errors import RewardsmithError
-from rewardsmith.judges.chat import EndpointRequestError, RetryPolicy, send_with_retries
+from rewardsmith.http.retry import EndpointRequestError, RetryPolicy, send_with_retries
 
 __all__ = ["DEFAULT_API_BASE", "SINGLE_UPLOAD_LIMIT", "FireworksClient", "FireworksError"]
 
@@ -62,13 +62,12 @@ def _retryable(status: int, message: str) -> bool:
 class FireworksClient:
     """Dataset calls to the Fireworks REST API (key from ``FIREWORKS_API_KEY``, host from ``FIREWORKS_API_BASE``).
 
-    >>> from rewardsmith.integrations.fireworks.testing import LocalFireworksServer
-    >>> with LocalFireworksServer(api_key="fw-test") as server:
-    ...     client = FireworksClient(api_key="fw-test", base_url=server.root)
-    ...     client.create_dataset("acme", "demo", display_name="demo", example_count=1)["state"]
-    'UPLOADING'
-    >>> client
-    FireworksClient(base_url='http://127.0.0.1:...')
+    >>> client = FireworksClient(api_key="fw-test", base_url="http://127.0.0.1:8000")
+    >>> client  # the key is never shown
+    FireworksClient(base_url='http://127.0.0.1:8000')
+
+    Its calls (``create_dataset``, ``upload``, ``get_dataset``, ...) talk to the
+    API; the test suite runs them against a local stand-in of it.
     """
 
     def __init__(
@@ -185,10 +184,10 @@ class FireworksClient:
         return payload if isinstance(payload, dict) else {}
 
     async def _call(self, send: Callable[[Any], Any], what: str, *, authorized: bool = True) -> Any:
-        from rewardsmith.judges.transport import ChatSender, proxy_for
+        from rewardsmith.http.transport import HTTPSender, proxy_for
 
         key = self.__key
-        sender = ChatSender({"Authorization": f"Bearer {key}"} if authorized else {}, proxy_for(self.base_url))
+        sender = HTTPSender({"Authorization": f"Bearer {key}"} if authorized else {}, proxy_for(self.base_url))
 
         @contextlib.asynccontextmanager
         async def slot() -> AsyncIterator[Any]:

@@ -1,16 +1,15 @@
-"""Requests with retries done properly: chat completions, and any other HTTP API.
+"""Requests with retries done properly, for every HTTP API rewardsmith calls.
 
 :func:`send_with_retries` sends one request (through a
-:class:`~rewardsmith.judges.transport.ChatSender`) until it succeeds or fails
-for good; :func:`post_chat` uses it for ``POST {base_url}/chat/completions``
-(judges, and generation in evaluation jobs), and the Fireworks upload for its
+:class:`~rewardsmith.http.transport.HTTPSender`) until it succeeds or fails
+for good. Judges and evaluation jobs use it for chat completions
+(:func:`rewardsmith.http.chat.post_chat`), the Fireworks integration for its
 REST calls. What is retried:
 
 * ``429``, ``408``, ``409``, ``425`` and every ``5xx`` status;
 * timeouts (the server accepted the request and never answered) and
   connection errors;
-* a ``200`` whose body is not the JSON of a chat completion (truncated or
-  broken answers).
+* a ``2xx`` whose body cannot be read (truncated or broken answers).
 
 Waits grow exponentially (``backoff * 2**n``, capped at ``max_backoff``) with
 jitter (a random 50-100 % of that), so that many clients do not retry in step.
@@ -29,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import json
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -37,13 +35,12 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from rewardsmith.core.errors import RewardsmithError
+
 __all__ = [
-    "ChatAnswer",
     "EndpointRequestError",
-    "JudgeRequestError",
     "RetryPolicy",
     "parse_retry_after",
-    "post_chat",
     "redact",
     "send_with_retries",
 ]
@@ -53,7 +50,7 @@ RETRY_STATUSES = frozenset({408, 409, 425, 429})
 T = TypeVar("T")
 
 
-class EndpointRequestError(RuntimeError):
+class EndpointRequestError(RewardsmithError, RuntimeError):
     """A request failed for good: a status that retrying cannot fix, or every retry used up.
 
     ``status`` is the last HTTP status (``None`` for timeouts and connection
@@ -74,10 +71,6 @@ class EndpointRequestError(RuntimeError):
         self.status = status
         self.connection = connection
         self.server_message = server_message
-
-
-class JudgeRequestError(EndpointRequestError):
-    """A judge request failed for good: a status that retrying cannot fix, or every retry used up."""
 
 
 @dataclass(frozen=True)
@@ -108,17 +101,6 @@ class RetryPolicy:
         if retry_after is not None:
             return retry_after * (1.0 + 0.1 * draw)
         return self.backoff_cap(retry) * (0.5 + 0.5 * draw)
-
-
-@dataclass(frozen=True)
-class ChatAnswer:
-    """The assistant's text and the token counts the server reported (``None`` when it reports none)."""
-
-    content: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    attempts: int
-    finish_reason: str | None = None
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
@@ -183,66 +165,6 @@ def _server_message(response: Any) -> str:
     return response.text[:300].strip()
 
 
-def _read_answer(response: Any, attempts: int) -> ChatAnswer:
-    """The answer in a 200 response; ``ValueError`` if the body is not a chat completion."""
-    payload = json.loads(response.content)
-    if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list) or not payload["choices"]:
-        raise ValueError("the body has no 'choices'")
-    choice = payload["choices"][0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
-        raise ValueError("the first choice has no 'message'")
-    content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        content = json.dumps(content)
-    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
-    prompt_tokens = usage.get("prompt_tokens")
-    completion_tokens = usage.get("completion_tokens")
-    return ChatAnswer(
-        content,
-        prompt_tokens if isinstance(prompt_tokens, int) else None,
-        completion_tokens if isinstance(completion_tokens, int) else None,
-        attempts,
-        choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
-    )
-
-
-async def post_chat(
-    acquire: Callable[[], AbstractAsyncContextManager[Any]],
-    url: str,
-    body: dict[str, Any],
-    *,
-    policy: RetryPolicy,
-    timeout: float,
-    secret: str | None = None,
-    on_retry: Callable[[str], None] | None = None,
-    endpoint: str = "the judge endpoint",
-    error: type[EndpointRequestError] = JudgeRequestError,
-) -> ChatAnswer:
-    """Send one chat request, retrying as the module describes.
-
-    ``acquire()`` is entered for every attempt and gives what sends it (anything
-    with ``await post(url, json=..., timeout=...)`` returning an ``httpx.Response``
-    with its body read: a :class:`~rewardsmith.judges.transport.ChatSender` or an
-    ``httpx.AsyncClient``). Concurrency slots and rate limiting go there; the slot
-    is held for the attempt only, not for the waits between attempts.
-    ``on_retry(reason)`` is called before every retry. Raises ``error``
-    (:class:`JudgeRequestError` by default) when the request fails for good;
-    ``endpoint`` names the server in its message.
-    """
-    return await send_with_retries(
-        acquire,
-        lambda sender: sender.post(url, json=body, timeout=timeout),
-        _read_answer,
-        policy=policy,
-        timeout=timeout,
-        secret=secret,
-        on_retry=on_retry,
-        endpoint=endpoint,
-        error=error,
-    )
-
-
 async def send_with_retries(
     acquire: Callable[[], AbstractAsyncContextManager[Any]],
     send: Callable[[Any], Awaitable[Any]],
@@ -268,10 +190,10 @@ async def send_with_retries(
     appended to the message.
 
     >>> import asyncio, contextlib, httpx
-    >>> from rewardsmith.judges.testing import LocalChatServer, Reply
-    >>> from rewardsmith.judges.transport import ChatSender
+    >>> from rewardsmith.http.testing import LocalChatServer, Reply
+    >>> from rewardsmith.http.transport import HTTPSender
     >>> async def ask(url):
-    ...     sender = ChatSender({})
+    ...     sender = HTTPSender({})
     ...     try:
     ...         return await send_with_retries(
     ...             lambda: contextlib.nullcontext(sender),  # a plain context manager works too

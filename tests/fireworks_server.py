@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from rewardsmith.judges.testing import LocalServer, send_answer
+from rewardsmith.http.testing import LocalServer, send_answer
 
 __all__ = ["LocalFireworksServer", "Recorded"]
 

@@ -1,4 +1,6 @@
-"""A scriptable OpenAI-compatible chat server on 127.0.0.1, for testing judges offline.
+"""Local HTTP servers on 127.0.0.1 for tests: a base class, and a scriptable OpenAI-compatible chat server.
+
+Use :class:`LocalChatServer` to test judges and generation offline.
 
 :class:`LocalChatServer` answers ``POST /v1/chat/completions`` from a
 background thread of this process. What it answers is up to you: a function of
@@ -8,7 +10,7 @@ that is not JSON, or a request that hangs. It records every request and counts
 how many are in flight at once (also served as JSON at ``GET /v1/stats``), so a
 test can check retries, concurrency limits and caching from the server's side.
 
->>> from rewardsmith.judges.testing import LocalChatServer, Reply
+>>> from rewardsmith.http.testing import LocalChatServer, Reply
 >>> import httpx
 >>> with LocalChatServer(lambda request: "Score: 8") as server:
 ...     server.script.append(Reply.error(503))

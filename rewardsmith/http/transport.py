@@ -1,10 +1,10 @@
 """The HTTP client of rewardsmith: one keep-alive connection per concurrency slot, through ``httpx``'s transport.
 
 Judges, generation through an OpenAI-compatible endpoint, and the Fireworks
-dataset upload all send their requests through :class:`ChatSender` (with the
-retries of :mod:`rewardsmith.judges.chat`); there is no other HTTP client.
+dataset upload all send their requests through :class:`HTTPSender` (with the
+retries of :mod:`rewardsmith.http.retry`); there is no other HTTP client.
 
-Each concurrency slot of a batch gets a :class:`ChatSender`: an
+Each concurrency slot of a batch gets an :class:`HTTPSender`: an
 ``httpx.AsyncHTTPTransport`` limited to one connection, with the headers
 fixed. Two measured reasons for this shape:
 
@@ -12,8 +12,8 @@ fixed. Two measured reasons for this shape:
   queued requests on every hand-out, so one pool of 32 connections cost about
   5 ms of CPU per request here; one connection per transport keeps it constant;
 * ``httpx.AsyncClient`` adds URL and header merging, cookie extraction, auth
-  and redirect handling to each request (about 0.2 ms), none of which a judge
-  endpoint needs; requests are built once, as ``httpx.Request`` objects, and
+  and redirect handling to each request (about 0.2 ms), none of which these
+  endpoints need; requests are built once, as ``httpx.Request`` objects, and
   sent through the transport directly.
 
 What the client would take from the environment is kept: the proxy
@@ -28,7 +28,7 @@ import ssl
 import threading
 from typing import Any
 
-__all__ = ["ChatSender", "proxy_for", "shared_ssl_context"]
+__all__ = ["HTTPSender", "proxy_for", "shared_ssl_context"]
 
 _SSL: dict[str, ssl.SSLContext] = {}
 _SSL_LOCK = threading.Lock()
@@ -36,7 +36,7 @@ USER_AGENT = "rewardsmith"
 
 
 def shared_ssl_context() -> ssl.SSLContext:
-    """One SSL context per process for every judge connection (with the CA bundle the environment names)."""
+    """One SSL context per process for every connection (with the CA bundle the environment names)."""
     with _SSL_LOCK:
         if "default" not in _SSL:
             import httpx
@@ -66,7 +66,7 @@ def proxy_for(url: str, proxies: dict[str, str] | None = None) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("all")
 
 
-class ChatSender:
+class HTTPSender:
     """HTTP requests (JSON ``POST`` above all) over one keep-alive connection, with fixed headers."""
 
     def __init__(self, headers: dict[str, str], proxy: str | None = None) -> None:
@@ -127,4 +127,4 @@ class ChatSender:
         await self.transport.aclose()
 
     def __repr__(self) -> str:  # the headers hold the API key: never show them
-        return "ChatSender()"
+        return "HTTPSender()"

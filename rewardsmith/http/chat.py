@@ -1,0 +1,88 @@
+"""OpenAI-compatible chat completions: one request, with the retries of :mod:`rewardsmith.http.retry`.
+
+Judges grade with it and evaluation jobs generate with it. A ``200`` whose body
+is not the JSON of a chat completion is retried like a server error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from rewardsmith.http.retry import EndpointRequestError, RetryPolicy, send_with_retries
+
+__all__ = ["ChatAnswer", "post_chat"]
+
+
+@dataclass(frozen=True)
+class ChatAnswer:
+    """The assistant's text and the token counts the server reported (``None`` when it reports none)."""
+
+    content: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    attempts: int
+    finish_reason: str | None = None
+
+
+def _read_answer(response: Any, attempts: int) -> ChatAnswer:
+    """The answer in a 200 response; ``ValueError`` if the body is not a chat completion."""
+    payload = json.loads(response.content)
+    if not isinstance(payload, dict) or not isinstance(payload.get("choices"), list) or not payload["choices"]:
+        raise ValueError("the body has no 'choices'")
+    choice = payload["choices"][0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("the first choice has no 'message'")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        content = json.dumps(content)
+    usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
+    prompt_tokens = usage.get("prompt_tokens")
+    completion_tokens = usage.get("completion_tokens")
+    return ChatAnswer(
+        content,
+        prompt_tokens if isinstance(prompt_tokens, int) else None,
+        completion_tokens if isinstance(completion_tokens, int) else None,
+        attempts,
+        choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
+    )
+
+
+async def post_chat(
+    acquire: Callable[[], AbstractAsyncContextManager[Any]],
+    url: str,
+    body: dict[str, Any],
+    *,
+    policy: RetryPolicy,
+    timeout: float,
+    secret: str | None = None,
+    on_retry: Callable[[str], None] | None = None,
+    endpoint: str = "the chat endpoint",
+    error: type[EndpointRequestError] = EndpointRequestError,
+) -> ChatAnswer:
+    """Send one chat request, retrying as the module describes.
+
+    ``acquire()`` is entered for every attempt and gives what sends it (anything
+    with ``await post(url, json=..., timeout=...)`` returning an ``httpx.Response``
+    with its body read: a :class:`~rewardsmith.http.transport.HTTPSender` or an
+    ``httpx.AsyncClient``). Concurrency slots and rate limiting go there; the slot
+    is held for the attempt only, not for the waits between attempts.
+    ``on_retry(reason)`` is called before every retry. Raises ``error``
+    (:class:`~rewardsmith.http.retry.EndpointRequestError` by default) when the request fails for good;
+    ``endpoint`` names the server in its message.
+    """
+    return await send_with_retries(
+        acquire,
+        lambda sender: sender.post(url, json=body, timeout=timeout),
+        _read_answer,
+        policy=policy,
+        timeout=timeout,
+        secret=secret,
+        on_retry=on_retry,
+        endpoint=endpoint,
+        error=error,
+    )
