@@ -35,7 +35,7 @@ from rewardsmith.core import (
     to_reward,
     unregister_reward,
 )
-from rewardsmith.evaluate.job import EvalReport, evaluate
+from rewardsmith.evaluation.job import EvalReport, evaluate
 from rewardsmith.integrations.reward_kit import EvaluateResult, MetricResult, reward_function
 from rewardsmith.integrations.trl import to_trl
 

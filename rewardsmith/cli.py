@@ -144,7 +144,7 @@ def eval_command(
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Show rows/s, time left.")] = None,
 ) -> None:
     """Score a dataset with rewards: a column of completions, or completions a model generates. Resumable."""
-    from rewardsmith.evaluate import evaluate, load_eval_config
+    from rewardsmith.evaluation import evaluate, load_eval_config
 
     data = {"source": dataset, "split": split, "config": dataset_config, "converter": converter}
     data.update(system_prompt=system_prompt, max_samples=max_samples)
@@ -231,10 +231,10 @@ def demo(
     max_steps: Annotated[int | None, typer.Option(help="Train for fewer steps than the demo config's.")] = None,
 ) -> None:
     """Train the offline tiny model on the bundled task and show the reward rising (no downloads)."""
-    from rewardsmith.train.demo import run_demo
+    from rewardsmith.demo import train_demo
 
     try:
-        run_demo(output_dir, max_steps, console=console)
+        train_demo(output_dir, max_steps, console=console)
     except RewardsmithError as exc:
         _fail(exc)
 
@@ -242,9 +242,9 @@ def demo(
 @rewards_app.command("demo")
 def rewards_demo() -> None:
     """Score a bundled sample of completions with built-in rewards and show why each scored what it did."""
-    from rewardsmith.demo import run_demo
+    from rewardsmith.demo import score_sample
 
-    run_demo(console)
+    score_sample(console)
 
 
 def main() -> None:

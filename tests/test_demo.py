@@ -10,9 +10,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_demo_scores_the_bundled_sample():
-    from rewardsmith.demo import load_demo_sample, run_demo
+    from rewardsmith.demo import load_demo_sample, score_sample
 
-    scores = run_demo()
+    scores = score_sample()
     rows = load_demo_sample()
     notes = [row["note"] for row in rows]
     by_note = {note: {name: values[i] for name, values in scores.items()} for i, note in enumerate(notes)}

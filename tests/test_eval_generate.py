@@ -9,8 +9,9 @@ import logging
 import pytest
 
 from rewardsmith import evaluate
-from rewardsmith.evaluate import GenerationConfig, GenerationError, iter_results
-from rewardsmith.evaluate.generate import OpenAIGenerator, SampleRequest
+from rewardsmith.evaluation import GenerationConfig, GenerationError, iter_results
+from rewardsmith.evaluation.generation import SampleRequest
+from rewardsmith.evaluation.openai_backend import OpenAIGenerator
 from rewardsmith.http.testing import LocalChatServer, Reply
 
 ROWS = [

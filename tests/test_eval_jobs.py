@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from rewardsmith import evaluate
 from rewardsmith.cli import app
-from rewardsmith.evaluate import EvaluationError, iter_results, load_eval_config
-from rewardsmith.evaluate.results import JobFolder
+from rewardsmith.evaluation import EvaluationError, iter_results, load_eval_config
+from rewardsmith.evaluation.results import JobFolder
 from tests.eval_helpers import write_rows
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardsmith import evaluate, reward
-from rewardsmith.evaluate.stats import BINS, Histogram, PassAtK, RunningStats, pass_at_k, pass_ks
+from rewardsmith.evaluation.stats import BINS, Histogram, PassAtK, RunningStats, pass_at_k, pass_ks
 
 HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror="alert(1)"> & <b>bold</b>'
 

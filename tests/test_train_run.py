@@ -14,8 +14,8 @@ import pytest
 import yaml
 from rich.console import Console
 
+from rewardsmith.demo import train_demo
 from rewardsmith.train import run
-from rewardsmith.train.demo import run_demo
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("training")]
 
@@ -58,7 +58,7 @@ def _config(output_dir: Path, **trainer) -> dict:
 def test_demo_really_learns(tmp_path):
     """The embedded default, shortened (400 of its 500 steps): the mean total reward over the last 10% of
     steps is at least 0.3 above the first 10% (on six seeds the rise was 0.95 to 1.23)."""
-    result = run_demo(tmp_path / "demo", max_steps=400, console=_quiet())
+    result = train_demo(tmp_path / "demo", max_steps=400, console=_quiet())
     summary = result.summary
     assert summary.steps == 400
     assert summary.rise is not None and summary.rise >= 0.3, summary

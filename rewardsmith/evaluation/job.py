@@ -15,7 +15,7 @@ The job, in order:
    error, so that what was done can be read at once (marked partial).
 
 Memory stays flat: the data is streamed, only one batch is held, and the
-statistics are running ones (:mod:`rewardsmith.evaluate.summary`).
+statistics are running ones (:mod:`rewardsmith.evaluation.summary`).
 """
 
 from __future__ import annotations
@@ -40,11 +40,12 @@ from rewardsmith.core.reward import Reward
 from rewardsmith.data.columns import check_columns
 from rewardsmith.data.loading import describe_source
 from rewardsmith.data.prepare import prepare_dataset
-from rewardsmith.evaluate.generate import Generated, GenerationConfig, SampleRequest, make_generator
-from rewardsmith.evaluate.progress import Progress
-from rewardsmith.evaluate.report import render_report
-from rewardsmith.evaluate.results import REPORT, SUMMARY, JobFolder, iter_results
-from rewardsmith.evaluate.summary import SummaryBuilder
+from rewardsmith.evaluation.backends import make_generator
+from rewardsmith.evaluation.generation import Generated, GenerationConfig, SampleRequest
+from rewardsmith.evaluation.progress import Progress
+from rewardsmith.evaluation.report import render_report
+from rewardsmith.evaluation.results import REPORT, SUMMARY, JobFolder, iter_results
+from rewardsmith.evaluation.summary import SummaryBuilder
 
 __all__ = ["EvalReport", "evaluate"]
 

@@ -2,7 +2,7 @@
 
 :class:`SummaryBuilder` takes the rows of ``results.jsonl`` in order (from a
 resumed file first, then as they are written) and keeps only running
-statistics (:mod:`rewardsmith.evaluate.stats`), so its memory does not grow
+statistics (:mod:`rewardsmith.evaluation.stats`), so its memory does not grow
 with the number of rows.
 
 What counts as what, per reward:
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardsmith.core.inputs import completion_text, prompt_text
-from rewardsmith.evaluate.stats import Extremes, Histogram, PassAtK, RunningStats
+from rewardsmith.evaluation.stats import Extremes, Histogram, PassAtK, RunningStats
 
 __all__ = ["SummaryBuilder"]
 

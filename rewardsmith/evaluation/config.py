@@ -49,7 +49,7 @@ _KEYS = (
 def load_eval_config(
     config: str | os.PathLike[str] | Mapping[str, Any] | None = None, overrides: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The keyword arguments of :func:`~rewardsmith.evaluate.evaluate` from a YAML file or mapping, with overrides.
+    """The keyword arguments of :func:`~rewardsmith.evaluation.evaluate` from a YAML file or mapping, with overrides.
 
     ``overrides`` has the config's shape; its ``dataset`` and ``generation``
     mappings are merged key by key into the config's, other keys replace.

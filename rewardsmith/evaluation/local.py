@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from rewardsmith.evaluate.generate import Generated, GenerationConfig, GenerationError, SampleRequest, shaped
+from rewardsmith.evaluation.generation import Generated, GenerationConfig, GenerationError, SampleRequest, shaped
 from rewardsmith.judges.local_model import length_sorted_batches, resolve_device, resolve_dtype
 
 __all__ = ["TransformersGenerator", "VLLMGenerator"]

@@ -1,16 +1,12 @@
-"""Completions generated for an evaluation job: settings, and the OpenAI-compatible backend.
+"""Completions generated for an evaluation job: the settings, the requests and results every backend shares.
 
-Three backends, one interface (``generate(requests) -> results``, in order):
+Three backends, one interface (``generate(requests) -> results``, in order),
+chosen by :func:`rewardsmith.evaluation.backends.make_generator`:
 
-* ``openai``: any OpenAI-compatible chat endpoint (OpenAI, vLLM's and
-  SGLang's servers, Ollama, LiteLLM, Fireworks, Together, ...), one request
-  per sample, at most ``max_concurrency`` in flight, ``requests_per_minute``
-  spacing, and retries with back-off and jitter on 429, 5xx, timeouts and
-  broken answers honouring ``Retry-After``: the same HTTP client and retry
-  code as the LLM judges (:mod:`rewardsmith.http.transport`,
-  :mod:`rewardsmith.http.retry`);
-* ``transformers``: a local model, batched (:mod:`rewardsmith.evaluate.local`);
-* ``vllm``: vLLM's offline engine, when it is installed.
+* ``openai``: any OpenAI-compatible chat endpoint
+  (:mod:`rewardsmith.evaluation.openai_backend`);
+* ``transformers``: a local model, batched (:mod:`rewardsmith.evaluation.local`);
+* ``vllm``: vLLM's offline engine, when it is installed (same module).
 
 A sample whose request fails for good (a refused prompt, retries used up) is
 recorded with its error and the job goes on; what would make *every*
@@ -20,25 +16,18 @@ stops the job with a :class:`GenerationError` that says what to fix.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
-import os
-import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rewardsmith.core.async_reward import run_sync
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
-from rewardsmith.core.inputs import as_messages
 from rewardsmith.core.names import did_you_mean
 
-__all__ = ["Generated", "GenerationConfig", "GenerationError", "SampleRequest", "make_generator"]
+__all__ = ["Generated", "GenerationConfig", "GenerationError", "SampleRequest", "shaped"]
 
 Backend = Literal["auto", "openai", "transformers", "vllm"]
 _BACKENDS = ("auto", "openai", "transformers", "vllm")
-_FATAL_STATUSES = frozenset({401, 403, 404})
 #: Settings that change which completions a job gets (what makes two jobs the same job).
 IDENTITY_FIELDS = ("model", "n", "temperature", "top_p", "max_tokens", "seed", "extra_body", "chat_template_kwargs")
 
@@ -193,127 +182,3 @@ def shaped(prompt: Any, text: str) -> Any:
     ([{'role': 'assistant', 'content': 'hello'}], 'hello')
     """
     return text if isinstance(prompt, str) else [{"role": "assistant", "content": text}]
-
-
-def make_generator(config: GenerationConfig) -> Any:
-    """The generator for ``config``'s backend (``generate(requests)`` and ``close()``).
-
-    >>> make_generator(GenerationConfig(model="m", base_url="http://127.0.0.1:9/v1")).__class__.__name__
-    'OpenAIGenerator'
-    """
-    backend = config.resolved_backend
-    if backend == "openai":
-        return OpenAIGenerator(config)
-    from rewardsmith.evaluate.local import TransformersGenerator, VLLMGenerator
-
-    return TransformersGenerator(config) if backend == "transformers" else VLLMGenerator(config)
-
-
-class OpenAIGenerator:
-    """Completions from an OpenAI-compatible chat endpoint, one request per sample, concurrently.
-
-    >>> from rewardsmith.http.testing import LocalChatServer
-    >>> with LocalChatServer(lambda request: "4") as server:
-    ...     generator = OpenAIGenerator(GenerationConfig(model="m", base_url=server.base_url, api_key_env=None))
-    ...     [g.completion for g in generator.generate([SampleRequest(0, 0, "2+2?")])]
-    ['4']
-    """
-
-    def __init__(self, config: GenerationConfig) -> None:
-        from rewardsmith.http.ratelimit import RateLimiter
-
-        self.config = config
-        self.limiter = RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
-        self.succeeded = False
-
-    def generate(self, requests: list[SampleRequest]) -> list[Generated]:
-        """Generate every request (at most ``max_concurrency`` at once); results in the requests' order."""
-        return run_sync(self._generate(requests))
-
-    async def _generate(self, requests: list[SampleRequest]) -> list[Generated]:
-        from rewardsmith.http.transport import HTTPSender, proxy_for
-
-        config = self.config
-        key = os.environ.get(config.api_key_env, "").strip() if config.api_key_env else ""
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
-        proxy = proxy_for(config.base_url or "")
-        semaphore = asyncio.Semaphore(config.max_concurrency)
-        idle: list[HTTPSender] = []
-        senders: list[HTTPSender] = []
-
-        @contextlib.asynccontextmanager
-        async def slot() -> AsyncIterator[HTTPSender]:
-            async with semaphore:
-                if self.limiter is not None:
-                    await self.limiter.acquire()
-                if not idle:
-                    senders.append(HTTPSender(headers, proxy))
-                    idle.append(senders[-1])
-                sender = idle.pop()
-                try:
-                    yield sender
-                finally:
-                    idle.append(sender)
-
-        tasks = [asyncio.ensure_future(self._one(slot, request, key)) for request in requests]
-        try:
-            return list(await asyncio.gather(*tasks))
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            for sender in senders:
-                await sender.aclose()
-
-    async def _one(self, slot: Any, request: SampleRequest, key: str) -> Generated:
-        from rewardsmith.http.chat import post_chat
-        from rewardsmith.http.retry import EndpointRequestError, RetryPolicy
-
-        config = self.config
-        body: dict[str, Any] = {
-            "model": config.model,
-            "messages": as_messages(request.prompt, "user"),
-            "temperature": config.sampling_temperature,
-            "top_p": config.top_p,
-            "max_tokens": config.max_tokens,
-        }
-        seed = config.seed_for(request.index, request.sample)
-        if seed is not None:
-            body["seed"] = seed
-        body.update(config.extra_body)
-        started = time.perf_counter()
-        try:
-            answer = await post_chat(
-                slot,
-                config.base_url.rstrip("/") + "/chat/completions",  # type: ignore[union-attr]
-                body,
-                policy=RetryPolicy(config.max_retries, config.backoff, config.max_backoff, config.max_wait),
-                timeout=config.request_timeout,
-                secret=key or None,
-                endpoint=f"the generation endpoint {config.base_url}",
-                error=EndpointRequestError,
-            )
-        except EndpointRequestError as exc:
-            if exc.status in _FATAL_STATUSES or (exc.connection and not self.succeeded):
-                raise GenerationError(_fatal_message(exc, config)) from None
-            return Generated(None, error=str(exc), latency_s=time.perf_counter() - started)
-        self.succeeded = True
-        return Generated(
-            shaped(request.prompt, answer.content or ""),
-            latency_s=time.perf_counter() - started,
-            finish_reason=answer.finish_reason,
-            prompt_tokens=answer.prompt_tokens,
-            completion_tokens=answer.completion_tokens,
-        )
-
-    def close(self) -> None:
-        """Nothing to release: connections live for one batch."""
-
-
-def _fatal_message(exc: Any, config: GenerationConfig) -> str:
-    if exc.status in (401, 403):
-        where = f"the key in {config.api_key_env}" if config.api_key_env else "no key (api_key_env is None)"
-        return f"{exc}. Generation sent {where}; set api_key_env to the variable holding a key this endpoint accepts"
-    if exc.status == 404:
-        return f"{exc}. Check base_url (it usually ends in /v1) and that the endpoint serves model {config.model!r}"
-    return f"{exc}. Nothing reached {config.base_url}: is the server running, and is base_url right?"
