@@ -10,12 +10,23 @@ jobs, and by name from a YAML config.
 ...     return 1.0 if len(completion) <= max_chars else max_chars / len(completion)
 >>> brevity(prompts=["Say hi"], completions=["hi"])
 [1.0]
+
+The core (the reward contract, the registry, the engine) is imported with the
+package; everything else (composition, evaluation, reward-kit compatibility,
+TRL helpers) is imported when first used, so ``import rewardsmith`` and the
+worker processes stay light.
 """
 
-import rewardsmith.integrations.fireworks  # noqa: F401 - registers the fireworks: dataset source
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from rewardsmith.core import (
     AsyncReward,
     Batch,
+    Column,
+    Composite,
     DatasetError,
     MissingColumnError,
     Reward,
@@ -26,24 +37,51 @@ from rewardsmith.core import (
     RewardsmithError,
     UnknownConverterError,
     UnknownRewardError,
+    Value,
     describe_reward,
     get_reward,
     get_rewards,
     list_rewards,
     register_reward,
     reward,
-    to_reward,
     unregister_reward,
 )
-from rewardsmith.evaluation.job import EvalReport, evaluate
-from rewardsmith.integrations.reward_kit import EvaluateResult, MetricResult, reward_function
-from rewardsmith.integrations.trl import to_trl
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+#: Names imported on first use: name -> module.
+_LAZY = {
+    "combine": "rewardsmith.compose",
+    "gate": "rewardsmith.compose",
+    "route": "rewardsmith.compose",
+    "rewards_from_config": "rewardsmith.compose",
+    "evaluate": "rewardsmith.evaluation",
+    "EvalReport": "rewardsmith.evaluation",
+    "reward_function": "rewardsmith.integrations.reward_kit",
+    "EvaluateResult": "rewardsmith.integrations.reward_kit",
+    "MetricResult": "rewardsmith.integrations.reward_kit",
+    "to_trl": "rewardsmith.integrations.trl",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'rewardsmith' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "AsyncReward",
     "Batch",
+    "Column",
+    "Composite",
     "DatasetError",
     "EvalReport",
     "EvaluateResult",
@@ -57,16 +95,20 @@ __all__ = [
     "RewardsmithError",
     "UnknownConverterError",
     "UnknownRewardError",
+    "Value",
     "__version__",
+    "combine",
     "describe_reward",
     "evaluate",
+    "gate",
     "get_reward",
     "get_rewards",
     "list_rewards",
     "register_reward",
     "reward",
     "reward_function",
-    "to_reward",
+    "rewards_from_config",
+    "route",
     "to_trl",
     "unregister_reward",
 ]

@@ -165,8 +165,9 @@ def test_register_a_converter_class_with_settings():
         assert list_converters()["reverse_test"] == "Reverse a word."
         ds = prepare_dataset([{"w": "abc"}], converter="reverse_test", word_key="w", conversational=False)
         assert ds[0] == {"w": "abc", "prompt": "Reverse abc", "answer": "cba"}
+        register_converter("reverse_test", Reverse)  # the same converter again: nothing changes
         with pytest.raises(DatasetError, match="already registered"):
-            register_converter("reverse_test", Reverse)
+            register_converter("reverse_test", lambda row: {"prompt": row["w"]})
         register_converter("reverse_test", Reverse, replace=True)
         with pytest.raises(DatasetError, match=r"needs the column\(s\) 'word'"):
             prepare_dataset([{"w": "abc"}], converter="reverse_test")

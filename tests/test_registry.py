@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -31,10 +32,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def clean_names():
     """Unregister whatever a test registers."""
     list_rewards()  # built-ins and plug-ins loaded before the snapshot
-    before = set(registry._REGISTRY)
+    before = set(registry.list_rewards())
     yield
-    for name in set(registry._REGISTRY) - before:
-        registry._REGISTRY.pop(name, None)
+    for name in set(registry.list_rewards()) - before:
+        if name in registry.list_rewards():
+            registry.unregister_reward(name)
 
 
 @reward
@@ -165,19 +167,90 @@ def test_get_rewards_from_a_string_or_list():
         get_rewards(" , ")
 
 
-def test_entry_point_plugins_are_found(tmp_path, monkeypatch, clean_names):
-    dist = tmp_path / "rewardsmith_plugin_demo-1.0.dist-info"
+def _plugin_package(folder: Path) -> Path:
+    """An installed-looking package (a dist-info with entry points) declaring a reward, a converter and a plug-in."""
+    dist = folder / "rewardsmith_plugin_demo-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rewardsmith-plugin-demo\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[rewardsmith.rewards]\nplugin_shout = plugin_demo_mod:shout\n")
-    (tmp_path / "plugin_demo_mod.py").write_text(
-        "def shout(completion):\n    '''Upper-case completions score 1.'''\n    return float(completion.isupper())\n"
+    (dist / "entry_points.txt").write_text(
+        "[rewardsmith.rewards]\nplugin_shout = plugin_demo_mod:shout\n\n"
+        "[rewardsmith.converters]\nplugin_upper = plugin_demo_mod:upper\n\n"
+        "[rewardsmith.plugins]\ndemo = plugin_demo_registers\n"
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
-    assert list_rewards()["plugin_shout"].startswith("plug-in from plugin_demo_mod:shout")
-    assert get_reward("plugin_shout")(completions=["HI", "hi"]) == [1.0, 0.0]
-    assert list_rewards()["plugin_shout"] == "Upper-case completions score 1."
+    (folder / "plugin_demo_mod.py").write_text(
+        textwrap.dedent(
+            '''
+            def shout(completion):
+                """Upper-case completions score 1."""
+                return float(completion.isupper())
+
+
+            def upper(row):
+                """The prompt in capitals."""
+                return {"prompt": row["text"].upper()}
+            '''
+        )
+    )
+    (folder / "plugin_demo_registers.py").write_text(
+        textwrap.dedent(
+            """
+            from rewardsmith import register_reward
+
+
+            @register_reward("plugin_long")
+            def long(completion):
+                return float(len(completion) > 3)
+            """
+        )
+    )
+    return folder
+
+
+def _run(script: str, path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(path)}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+
+
+def test_entry_point_plugins_are_found_in_a_fresh_process(tmp_path):
+    result = _run(
+        """
+        from rewardsmith import get_reward, list_rewards
+        from rewardsmith.data import get_converter, list_converters
+        assert list_rewards()["plugin_shout"].startswith("plug-in from plugin_demo_mod:shout"), list_rewards()
+        assert get_reward("plugin_shout")(completions=["HI", "hi"]) == [1.0, 0.0]
+        assert list_rewards()["plugin_shout"] == "Upper-case completions score 1."
+        assert get_reward("plugin_long")(completions=["long", "no"]) == [1.0, 0.0]
+        assert "plugin_upper" in list_converters()
+        assert get_converter("plugin_upper").convert({"text": "hi"})["prompt"] == "HI"
+        print("ok")
+        """,
+        _plugin_package(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_a_broken_plug_in_is_named_in_the_unknown_name_error(tmp_path):
+    dist = tmp_path / "broken_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[rewardsmith.plugins]\nbroken = broken_plugin_mod\n")
+    (tmp_path / "broken_plugin_mod.py").write_text("raise ImportError('needs a library that is not installed')\n")
+    result = _run(
+        """
+        from rewardsmith import get_reward
+        assert get_reward("think_format").name == "think_format"  # the other plug-ins still load
+        try:
+            get_reward("from_the_broken_plugin")
+        except Exception as exc:
+            print(exc)
+        """,
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "broken_plugin_mod: ImportError: needs a library that is not installed" in result.stdout
 
 
 def test_unregister(clean_names):

@@ -21,7 +21,6 @@ from rewardsmith import (
     RewardReturnError,
     get_reward,
     reward,
-    to_reward,
 )
 from rewardsmith.core.inputs import Batch
 
@@ -169,7 +168,7 @@ def test_positional_only_parameters_are_rejected_at_definition():
 def test_names_are_what_trl_logs():
     assert matches_answer.name == "matches_answer" == matches_answer.__name__
     assert Threshold().name == "threshold" == Threshold().__name__
-    assert to_reward(trl_style).__name__ == "trl_style"
+    assert get_reward(trl_style).__name__ == "trl_style"
     assert matches_answer.named("exact").__name__ == "exact"
     assert Threshold.__name__ == "Threshold"  # the class keeps its own name
 
@@ -208,7 +207,7 @@ def test_engine_settings_are_validated():
 
 
 def test_plain_trl_function_is_accepted_and_keeps_its_name():
-    wrapped = to_reward(trl_style)
+    wrapped = get_reward(trl_style)
     assert wrapped.name == "trl_style"
     assert wrapped(prompts=["p"], completions=["abc"]) == [3.0]
     assert wrapped(prompts=["p"], completions=[[{"role": "assistant", "content": "ab"}]]) == [2.0]
@@ -222,18 +221,18 @@ def test_plain_trl_function_sees_exactly_what_trl_passes():
         return [0.0] * len(completions)
 
     state = object()
-    to_reward(spy)(prompts=["p"], completions=["c"], completion_ids=[[1]], answer=["a"], trainer_state=state)
+    get_reward(spy)(prompts=["p"], completions=["c"], completion_ids=[[1]], answer=["a"], trainer_state=state)
     assert seen["prompts"] == ["p"] and seen["completions"] == ["c"] and seen["ids"] == [[1]]
     assert seen["kwargs"]["answer"] == ["a"] and seen["kwargs"]["trainer_state"] is state
 
 
 def test_per_sample_lambda_is_recognised():
-    assert to_reward(lambda completion: completion == "x")(completions=["x", "y"]) == [1.0, 0.0]
+    assert get_reward(lambda completion: completion == "x")(completions=["x", "y"]) == [1.0, 0.0]
 
 
 def test_undecidable_callable_is_a_clear_error():
     with pytest.raises(RewardConfigError, match="cannot tell how to call"):
-        to_reward(lambda threshold=0.5: None)
+        get_reward(lambda threshold=0.5: None)
 
 
 # -- return values ---------------------------------------------------------------------------------
@@ -273,7 +272,7 @@ def test_batch_return_values_are_normalised(batch_value, expected):
     def batch_fn(completions, **kwargs):
         return batch_value
 
-    assert to_reward(batch_fn)(completions=["a", "b"]) == expected
+    assert get_reward(batch_fn)(completions=["a", "b"]) == expected
 
 
 def test_wrong_length_batch_result_names_the_reward():
@@ -281,7 +280,7 @@ def test_wrong_length_batch_result_names_the_reward():
         return [1.0]
 
     with pytest.raises(RewardReturnError, match="'short' returned 1 scores for 2 completions"):
-        to_reward(short)(completions=["a", "b"])
+        get_reward(short)(completions=["a", "b"])
 
 
 def test_two_dimensional_batch_result_is_an_error():
@@ -289,7 +288,7 @@ def test_two_dimensional_batch_result_is_an_error():
         return np.zeros((2, 2))
 
     with pytest.raises(RewardReturnError, match="grid"):
-        to_reward(grid)(completions=["a", "b"])
+        get_reward(grid)(completions=["a", "b"])
 
 
 @pytest.mark.parametrize("bad", ["1.0", [1.0], {"score": 1}, 1 + 2j])
@@ -306,7 +305,7 @@ def test_non_numeric_value_is_an_error_even_with_lenient_on_error():
 
 def test_empty_batch_gives_empty_list():
     assert matches_answer(prompts=[], completions=[], answer=[]) == []
-    assert to_reward(trl_style)(prompts=[], completions=[]) == []
+    assert get_reward(trl_style)(prompts=[], completions=[]) == []
     assert asyncio.run(slow_len(prompts=[], completions=[])) == []
 
 
@@ -343,9 +342,9 @@ def test_batch_function_errors_follow_on_error():
     def broken(completions, **kwargs):
         raise RuntimeError("down")
 
-    assert to_reward(broken)(completions=["a", "b"]) == [None, None]
+    assert get_reward(broken)(completions=["a", "b"]) == [None, None]
     with pytest.raises(RuntimeError):
-        to_reward(broken).configure(on_error="raise")(completions=["a"])
+        get_reward(broken).configure(on_error="raise")(completions=["a"])
 
 
 # -- rich results ---------------------------------------------------------------------------------
@@ -416,7 +415,7 @@ def _round_trip(obj):
         matches_answer,
         matches_answer.configure(bonus=0.5, on_error="zero").named("generous"),
         Threshold(min_chars=5),
-        to_reward(trl_style),
+        get_reward(trl_style),
         get_reward("think_format", strict=False),
     ],
     ids=["function", "function-with-settings", "subclass", "trl-function", "built-in"],

@@ -14,7 +14,6 @@ reward.
 [1.2, 0.0]
 """
 
-from rewardsmith.compose._base import AsyncComposite, Composite
 from rewardsmith.compose.combine import AsyncCombined, Combined, combine, format_and_content
 from rewardsmith.compose.config import rewards_from_config
 from rewardsmith.compose.coverage import CoverageError, CoverageReport, coverage
@@ -24,12 +23,10 @@ from rewardsmith.compose.route import AsyncForTask, AsyncRouted, ForTask, Routed
 
 __all__ = [
     "AsyncCombined",
-    "AsyncComposite",
     "AsyncForTask",
     "AsyncGated",
     "AsyncRouted",
     "Combined",
-    "Composite",
     "CoverageError",
     "CoverageReport",
     "ForTask",

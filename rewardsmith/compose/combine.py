@@ -7,20 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rewardsmith.compose._base import (
-    AsyncComposite,
-    Composite,
-    Scored,
-    Steps,
-    any_async,
-    as_reward,
-    as_weight,
-    fmt,
-    log_component,
-    unique_labels,
-)
+from rewardsmith.compose.common import as_reward, as_weight, fmt, log_component, unique_labels
 from rewardsmith.compose.gate import gate
 from rewardsmith.compose.groups import NORMALIZE_CHOICES, Normalize, normalize_scores, prompt_groups
+from rewardsmith.core.composite import AsyncComposite, Composite, Steps, any_async
+from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import get_rewards
@@ -88,7 +79,8 @@ class Combined(Composite):
         """The weights, one per component (1.0 each when none were given)."""
         return list(self.weights) if self.weights is not None else [1.0] * len(self.rewards)
 
-    def _default_name(self) -> str:
+    @property
+    def default_name(self) -> str:  # type: ignore[override]
         return "+".join(self.labels)
 
     def __repr__(self) -> str:
@@ -103,7 +95,7 @@ class Combined(Composite):
 
     # -- scoring --------------------------------------------------------------------------------
 
-    def _steps(self, batch: Batch, rich: bool) -> Steps:
+    def steps(self, batch: Batch, explain: bool) -> Steps:
         results: list[Scored] = yield [(r, batch) for r in self.rewards]
         n = len(batch)
         raw = [r.scores for r in results]
@@ -117,7 +109,7 @@ class Combined(Composite):
         weights = self.effective_weights
         total = math.fsum(abs(w) for w in weights)
         renormalize = self.missing == "renormalize"
-        if not rich and not any(None in s for s in used):
+        if not explain and not any(None in s for s in used):
             # Every component scored every row (the common case): a plain weighted sum, column by column.
             total_scores = [0.0] * n
             for w, s in zip(weights, used):
@@ -141,7 +133,7 @@ class Combined(Composite):
                     score += w * s
                 if renormalize and len(terms) < counting:
                     score *= total / math.fsum(abs(w) for w, _ in terms)
-            out.append(self._result(i, score, results, used, weights, broken) if rich else score)
+            out.append(self._result(i, score, results, used, weights, broken) if explain else score)
         return Scored(out, failed)
 
     def _result(
@@ -184,7 +176,7 @@ def combine(
 ) -> Combined:
     """One reward: the weighted sum of several.
 
-    ``rewards`` is a list of anything :func:`~rewardsmith.to_reward` accepts
+    ``rewards`` is a list of anything :func:`~rewardsmith.get_reward` accepts
     (rewards, registered names, functions) or a comma-separated string of
     names; ``weights`` default to 1.0 each.
 

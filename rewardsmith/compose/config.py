@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from rewardsmith.compose._base import as_weight
 from rewardsmith.compose.combine import MISSING_CHOICES, combine, format_and_content
+from rewardsmith.compose.common import as_weight
 from rewardsmith.compose.gate import gate
 from rewardsmith.compose.route import route
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.names import did_you_mean
-from rewardsmith.core.registry import get_reward
+from rewardsmith.core.registry import get_reward, register_entry_kind
 from rewardsmith.core.reward import Reward
 
 __all__ = ["rewards_from_config"]
@@ -249,3 +249,11 @@ def rewards_from_config(rewards: Any, weights: Any = None) -> tuple[list[Reward]
                 "them another name with `as: NAME`"
             )
     return made, out_weights
+
+
+def _build_entry(entry: Mapping[str, Any], path: str) -> Reward:
+    return _one(path, entry)
+
+
+for _entry_kind in ("gate", "route", "combine", "format_and_content"):
+    register_entry_kind(_entry_kind, _build_entry)

@@ -13,11 +13,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardsmith.compose._base import Composite, as_reward
 from rewardsmith.compose.combine import Combined
+from rewardsmith.compose.common import as_reward
 from rewardsmith.compose.gate import Gated
-from rewardsmith.compose.route import ForTask, Routed, _member
+from rewardsmith.compose.route import ForTask, Routed, is_member
+from rewardsmith.core.composite import Composite
 from rewardsmith.core.errors import MissingColumnError, RewardConfigError
+from rewardsmith.core.injection import Column
 from rewardsmith.core.registry import get_rewards
 from rewardsmith.core.reward import Reward
 
@@ -134,8 +136,10 @@ def _missing_columns(rewards: list[Reward], table: _Table) -> list[str]:
             if isinstance(node, (Routed, ForTask)):
                 if not table.has(node.by):
                     problems.append(f"{where} routes by the column {node.by!r}")
-            elif not isinstance(node, Composite):
-                problems += [f"{where} needs the column {c!r}" for c in node.required_columns if not table.has(c)]
+            else:
+                own = node.injection.missing(table.names) if isinstance(node, Composite) else None
+                missing = own if own is not None else node.missing_columns(table.names)
+                problems += [f"{where} needs the column {c!r}" for c in missing]
     return problems
 
 
@@ -170,16 +174,19 @@ def _reasons(reward: Reward, table: _Table) -> list[str | None]:
         inner_reasons = _reasons(reward.reward, table)
         wanted = set(reward.tasks)
         return [
-            r if _member(t, wanted) else f"{reward.name!r} scores only {reward.by} in {reward.tasks!r}, not {t!r}"
+            r if is_member(t, wanted) else f"{reward.name!r} scores only {reward.by} in {reward.tasks!r}, not {t!r}"
             for t, r in zip(tasks, inner_reasons)
         ]
-    if isinstance(reward, Composite):  # a composite of a kind this check does not know: assume it scores every row
-        return [None] * n
-    out = [None] * n
-    for column in reward.required_columns:
-        for i, value in enumerate(table.column(column)):
+    # A leaf, or a composite of a kind this check does not know (assumed to score every row its own
+    # required columns allow): rows where a required column is empty cannot be scored.
+    out: list[str | None] = [None] * n
+    for given in reward.injection.inputs.values():
+        found = given.found(table.names) if isinstance(given, Column) and given.required else None
+        if found is None:
+            continue
+        for i, value in enumerate(table.column(found)):
             if value is None and out[i] is None:
-                out[i] = f"{reward.name!r} needs {column!r}, which is empty (None) in these rows"
+                out[i] = f"{reward.name!r} needs {found!r}, which is empty (None) in these rows"
     return out
 
 

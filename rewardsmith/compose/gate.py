@@ -5,18 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.compose._base import (
-    AsyncComposite,
-    Composite,
-    Scored,
-    Steps,
-    any_async,
-    as_reward,
-    as_weight,
-    fmt,
-    log_component,
-    unique_labels,
-)
+from rewardsmith.compose.common import as_reward, as_weight, fmt, log_component, unique_labels
+from rewardsmith.core.composite import AsyncComposite, Composite, Steps, any_async
+from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import RewardResult
@@ -53,7 +44,8 @@ class Gated(Composite):
         """The names of the condition and the reward as logged under this reward's name."""
         return unique_labels([self.condition.name, self.reward.name])
 
-    def _default_name(self) -> str:
+    @property
+    def default_name(self) -> str:  # type: ignore[override]
         return f"{self.reward.name}_if_{self.condition.name}"
 
     def __repr__(self) -> str:
@@ -65,7 +57,7 @@ class Gated(Composite):
         named = f".named({self.name!r})" if "_name" in self.__dict__ else ""
         return f"gate({self.condition.name}, {self.reward.name}{extra}){named}"
 
-    def _steps(self, batch: Batch, rich: bool) -> Steps:
+    def steps(self, batch: Batch, explain: bool) -> Steps:
         n = len(batch)
         if self.lazy:
             (cond,) = yield [(self.condition, batch)]
@@ -96,13 +88,13 @@ class Gated(Composite):
                 score, why = inner_scores[i], f"open: {cond_label} {fmt(c)} >= {fmt(self.threshold)}"
                 if i in inner.failed:
                     failed.add(i)
-                if rich and inner.values[i].reason:
+                if explain and inner.values[i].reason:
                     detail = f"; {reward_label}: {inner.values[i].reason}"
             elif inner_scores[i] is None and not self.lazy and i not in inner.failed:
                 score, why = None, f"closed, but {reward_label} does not apply to this row"
             else:
                 score, why = self.otherwise, f"closed: {cond_label} {fmt(c)} < {fmt(self.threshold)}"
-            if rich:
+            if explain:
                 metrics = {cond_label: cond.values[i]}
                 if inner.values[i] is not None:
                     metrics[reward_label] = inner.values[i]

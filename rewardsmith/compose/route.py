@@ -6,13 +6,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.compose._base import AsyncComposite, Composite, Scored, Steps, any_async, as_reward, log_component
+from rewardsmith.compose.common import as_reward, log_component
+from rewardsmith.core.composite import AsyncComposite, Composite, Steps, any_async
+from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 
-__all__ = ["AsyncForTask", "AsyncRouted", "ForTask", "Routed", "for_task", "route"]
+__all__ = ["AsyncForTask", "AsyncRouted", "ForTask", "Routed", "for_task", "is_member", "route"]
 
 
 def _check_by(by: Any, what: str) -> None:
@@ -71,7 +73,8 @@ class Routed(Composite):
     def required_columns(self) -> list[str]:
         return [self.by, *(c for c in super().required_columns if c != self.by)]
 
-    def _default_name(self) -> str:
+    @property
+    def default_name(self) -> str:  # type: ignore[override]
         return "|".join(r.name for r in self.components())
 
     def __repr__(self) -> str:
@@ -94,7 +97,7 @@ class Routed(Composite):
             tasks_of.setdefault(id(r), []).append(task)
         return [for_task(r, tasks_of[id(r)], by=self.by) for r in self.components()]
 
-    def _steps(self, batch: Batch, rich: bool) -> Steps:
+    def steps(self, batch: Batch, explain: bool) -> Steps:
         n = len(batch)
         tasks = batch.column(self.by, self.name)
         groups, unrouted = _rows_by_reward(tasks, self.rewards)
@@ -107,7 +110,7 @@ class Routed(Composite):
             for task in self.rewards:
                 log_component(log, f"{self.name}/{task}", [s if t == task else None for s, t in zip(scores, tasks)], n)
             log(f"{self.name}/unrouted", len(unrouted) / n)
-        if rich:
+        if explain:
             skipped = set(unrouted)
             for i in range(n):
                 task = tasks[i]
@@ -131,7 +134,7 @@ def route(rewards_by_task: Mapping[Any, Any], by: str = "task") -> Routed:
 
     ``by`` names the dataset column that holds each row's task;
     ``rewards_by_task`` maps its values to rewards (anything
-    :func:`~rewardsmith.to_reward` accepts). Each reward scores only the rows
+    :func:`~rewardsmith.get_reward` accepts). Each reward scores only the rows
     of its task (one call per reward per batch) and the others get ``None``
     from it; a row whose task has no reward is ``None`` (check a dataset with
     :func:`~rewardsmith.compose.coverage` before training).
@@ -182,27 +185,33 @@ class ForTask(Composite):
     def required_columns(self) -> list[str]:
         return [self.by, *(c for c in super().required_columns if c != self.by)]
 
-    def _default_name(self) -> str:
+    @property
+    def default_name(self) -> str:  # type: ignore[override]
         return self.reward.name
 
     def __repr__(self) -> str:
         named = f".named({self.name!r})" if "_name" in self.__dict__ else ""
         return f"for_task({self.reward.name}, {self.tasks!r}, by={self.by!r}){named}"
 
-    def _steps(self, batch: Batch, rich: bool) -> Steps:
+    def steps(self, batch: Batch, explain: bool) -> Steps:
         tasks = batch.column(self.by, self.name)
         wanted = set(self.tasks)
-        rows = [i for i, task in enumerate(tasks) if _member(task, wanted)]
+        rows = [i for i, task in enumerate(tasks) if is_member(task, wanted)]
         (scored,) = yield [(self.reward, batch.subset(rows))]
         merged = _scatter(len(batch), [(rows, scored)])
-        if rich:
+        if explain:
             for i, value in enumerate(merged.values):
                 if value is None:
                     merged.values[i] = RewardResult(None, f"{self.by}={tasks[i]!r} is not one of {self.tasks!r}")
         return merged
 
 
-def _member(value: Any, wanted: set[Any]) -> bool:
+def is_member(value: Any, wanted: set[Any]) -> bool:
+    """``value in wanted``, and ``False`` for an unhashable value (a task column holding lists, say).
+
+    >>> is_member("math", {"math"}), is_member(["math"], {"math"})
+    (True, False)
+    """
     try:
         return value in wanted
     except TypeError:

@@ -52,8 +52,8 @@ def main(read_fd: int, write_fd: int) -> None:
 
         target = cloudpickle.loads(payload)
         target.prepare_worker()
-        fn = target._sample_callable()
-        to_result = target._to_result
+        fn = target.sample_function()
+        to_result = target.to_result
     except BaseException:
         outbox.send(("init_error", traceback.format_exc()))
         return

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.core.errors import RewardConfigError, RewardExecutionError, RewardReturnError
+from rewardsmith.core.engine import Scored, ascore_safely
+from rewardsmith.core.errors import RewardConfigError, RewardReturnError
 from rewardsmith.core.inputs import Batch
-from rewardsmith.core.result import Failure, RewardResult, to_scores
+from rewardsmith.core.result import Failure, RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.core.sample import failure_from_exception
 
 __all__ = ["AsyncReward", "run_sync"]
 
@@ -23,8 +25,9 @@ class AsyncReward(Reward):
     TRL awaits async reward functions concurrently with each other; within a
     batch, samples run concurrently up to ``max_concurrency``. ``timeout``
     applies per sample (cooperatively: code that blocks the event loop cannot
-    be interrupted). Use ``await reward(...)`` inside an event loop, or
-    ``reward.explain(...)`` from synchronous code.
+    be interrupted). Use ``await reward(...)`` inside an event loop, and
+    ``reward.scores(...)`` or ``reward.explain(...)`` from synchronous code
+    (scripts, notebooks): calling it directly there gives a coroutine.
     """
 
     max_concurrency: int = 32
@@ -47,7 +50,7 @@ class AsyncReward(Reward):
         """Score one sample. Override this, or :meth:`ascore_batch`."""
         raise NotImplementedError(f"{type(self).__name__} must implement async def score(self, completion, ...)")
 
-    def _is_batch_reward(self) -> bool:
+    def is_batch_reward(self) -> bool:
         return type(self).ascore_batch is not AsyncReward.ascore_batch and type(self).score is AsyncReward.score
 
     async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
@@ -59,14 +62,12 @@ class AsyncReward(Reward):
 
     async def arun_samples(self, rows: list[dict[str, Any]]) -> list[Any]:
         """Run the per-sample coroutine for every row, at most ``max_concurrency`` at a time."""
-        from rewardsmith.core.sample import failure_from_exception
-
-        fn = self._sample_callable()
+        fn = self.sample_function()
         semaphore = asyncio.Semaphore(self.max_concurrency)
         raise_errors = self.on_error == "raise"
         timeout = self.timeout
 
-        async def one(index: int, row: dict[str, Any]) -> Any:
+        async def one(row: dict[str, Any]) -> Any:
             async with semaphore:
                 task = asyncio.ensure_future(fn(**row))
                 done, _ = await asyncio.wait({task}, timeout=timeout)
@@ -82,42 +83,32 @@ class AsyncReward(Reward):
                         raise
                     return failure_from_exception(exc, with_traceback=False)
 
-        return list(await asyncio.gather(*(one(i, row) for i, row in enumerate(rows))))
+        return list(await asyncio.gather(*(one(row) for row in rows)))
 
-    async def _asafe_score_batch(self, batch: Batch) -> list[Any]:
-        try:
-            values = await self.ascore_batch(batch)
-        except (RewardConfigError, RewardReturnError, RewardExecutionError, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            if self.on_error == "raise":
-                raise
-            from rewardsmith.core.sample import failure_from_exception
+    async def arun_batch(self, batch: Batch, *, explain: bool = False) -> Scored:
+        """The async form of :meth:`Reward.run_batch` (what TRL's await and async composites go through)."""
+        if not len(batch):
+            return Scored([])
+        raw = await ascore_safely(self.ascore_batch, batch, on_error=self.on_error, name=self.name)
+        return self.finish(batch, raw, explain=explain)
 
-            return [failure_from_exception(exc, with_traceback=False)] * len(batch)
-        return to_scores(values, len(batch), self.name)
+    def run_batch(self, batch: Batch, *, explain: bool = False) -> Scored:
+        """Score a batch synchronously (on a helper thread when an event loop is running here)."""
+        return run_sync(self.arun_batch(batch, explain=explain))
 
     async def __call__(  # type: ignore[override]
         self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
     ) -> list[float | None]:
+        """Score a batch the way TRL calls async reward functions (awaited; use :meth:`scores` from sync code)."""
         batch = Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)
-        if not len(batch):
-            return []
-        return self._finish(batch, await self._asafe_score_batch(batch), rich=False)
+        return (await self.arun_batch(batch)).values
 
     async def aexplain(
         self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
     ) -> list[RewardResult]:
         """The async form of :meth:`Reward.explain`."""
         batch = Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)
-        if not len(batch):
-            return []
-        return self._finish(batch, await self._asafe_score_batch(batch), rich=True)
-
-    def explain(
-        self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
-    ) -> list[RewardResult]:
-        return run_sync(self.aexplain(prompts, completions, completion_ids, **kwargs))
+        return (await self.arun_batch(batch, explain=True)).values
 
 
 def run_sync(coro: Any) -> Any:

@@ -48,6 +48,7 @@ def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
         own = made.settings
     else:
         own = {k: v for k, v in made.settings.items() if k not in BUILTIN_INPUTS}
+    missing = made.missing_columns([])  # every required column, with its fallbacks
     engine = {k: getattr(made, k) for k in (*ENGINE_SETTINGS, "max_concurrency") if hasattr(made, k)}
     kind = type(made).__name__
     return RewardInfo(
@@ -55,7 +56,7 @@ def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
         description,
         own,
         engine,
-        list(made.required_columns),
+        missing,
         list(made.optional_columns),
         kind,
     )

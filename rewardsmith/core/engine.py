@@ -1,37 +1,52 @@
-"""The execution engine: how samples run, and what happens when they fail.
+"""The execution engine: how samples run, and what a batch of raw values becomes.
 
 A reward's engine settings are ``timeout``, ``workers`` and ``on_error``
 (plus ``max_concurrency`` for async rewards). This module holds the parts of
 running a reward that do not depend on how it was written:
 
-* :func:`run_inline` scores samples in this process (no timeout, one worker);
-* :class:`~rewardsmith.core.pool.WorkerPool` scores them in worker processes
-  (a timeout, or several workers);
-* :class:`Runtime` keeps per-reward state that must not be pickled: the pool,
-  the counters, which kinds of failure were already logged;
-* :meth:`Runtime.account` applies ``on_error`` to failures, counts them, logs
-  the first traceback of each kind once, and reports counts through TRL's
-  ``log_metric``.
+* :func:`run_inline` / :func:`map_inline` score samples in this process (no
+  timeout, one worker); :class:`~rewardsmith.core.pool.WorkerPool` scores them
+  in worker processes (a timeout, or several workers);
+* :func:`score_safely` calls a reward's batch scorer, so that an exception is
+  a failure of every sample rather than a crash;
+* :func:`finish` turns raw values into scores (or :class:`RewardResult`
+  objects), applies ``on_error`` to failures, and counts them
+  (:class:`~rewardsmith.core.stats.RewardStats`); the outcome is a
+  :class:`Scored`;
+* :class:`Runtime` keeps per-reward state that must not be pickled: the
+  worker pool, the injection, the counters.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
+import math
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rewardsmith.core.errors import RewardConfigError, RewardExecutionError, RewardReturnError
-from rewardsmith.core.result import Failure
+from rewardsmith.core.result import Failure, NonFiniteScore, RewardResult, to_score, to_scores
 from rewardsmith.core.sample import failure_from_exception
+from rewardsmith.core.stats import RewardStats
 
-__all__ = ["ON_ERROR_CHOICES", "OnError", "Runtime", "map_inline", "run_inline", "validate_engine_settings"]
-
-logger = logging.getLogger("rewardsmith")
+__all__ = [
+    "ON_ERROR_CHOICES",
+    "OnError",
+    "Runtime",
+    "Scored",
+    "finish",
+    "map_inline",
+    "run_inline",
+    "score_safely",
+    "validate_engine_settings",
+]
 
 OnError = Literal["none", "zero", "raise"]
 ON_ERROR_CHOICES: tuple[str, ...] = ("none", "zero", "raise")
+
+_INF, _NEG_INF = math.inf, -math.inf
 
 
 def validate_engine_settings(name: str, timeout: Any, workers: Any, on_error: Any) -> None:
@@ -46,6 +61,29 @@ def validate_engine_settings(name: str, timeout: Any, workers: Any, on_error: An
         )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise RewardConfigError(f"reward {name!r}: workers must be a whole number >= 1, got {workers!r}")
+
+
+@dataclass
+class Scored:
+    """What scoring one batch gives: a value per row, and which rows failed.
+
+    ``values`` are floats or ``None`` (plain calls) or :class:`RewardResult`
+    objects (``explain``). ``failed`` holds the rows whose ``None`` comes from
+    a failure of scoring (an exception, a timeout, a crash, under
+    ``on_error="none"``) rather than from the reward not applying: a composite
+    must not treat those as "not applicable".
+    """
+
+    values: list[Any]
+    failed: set[int] = field(default_factory=set)
+
+    @property
+    def scores(self) -> list[float | None]:
+        """The score of each row (``None``: not scored)."""
+        values = self.values
+        if RewardResult not in set(map(type, values)):  # plain scores (checked in C, for the whole batch)
+            return values
+        return [v.score if isinstance(v, RewardResult) else v for v in values]
 
 
 def _call_with_row(fn: Callable[..., Any], row: dict[str, Any]) -> Any:
@@ -85,6 +123,110 @@ def map_inline(fn: Callable[..., Any], columns: list[list[Any]], *, raise_errors
             out.append(failure_from_exception(exc, with_traceback=False))
 
 
+#: Errors that are never a failure of the samples: a misconfigured reward, a bad return value, Ctrl-C.
+_NOT_PER_SAMPLE = (RewardConfigError, RewardReturnError, RewardExecutionError, KeyboardInterrupt)
+
+
+def _every_row_failed(exc: BaseException, n: int, on_error: str) -> list[Any]:
+    if isinstance(exc, _NOT_PER_SAMPLE) or on_error == "raise":
+        raise exc
+    return [failure_from_exception(exc, with_traceback=False)] * n
+
+
+def score_safely(score_batch: Callable[[Any], Any], batch: Any, *, on_error: str, name: str) -> list[Any]:
+    """``score_batch(batch)`` checked to be one value per row; an exception fails every row (unless ``raise``).
+
+    Configuration errors, bad return values and Ctrl-C always propagate: they
+    are not properties of a sample.
+    """
+    try:
+        values = score_batch(batch)
+    except BaseException as exc:
+        return _every_row_failed(exc, len(batch), on_error)
+    return to_scores(values, len(batch), name)
+
+
+async def ascore_safely(score_batch: Callable[[Any], Any], batch: Any, *, on_error: str, name: str) -> list[Any]:
+    """The async form of :func:`score_safely` (``score_batch`` is a coroutine function)."""
+    try:
+        values = await score_batch(batch)
+    except BaseException as exc:
+        return _every_row_failed(exc, len(batch), on_error)
+    return to_scores(values, len(batch), name)
+
+
+def finish(
+    values: list[Any],
+    *,
+    explain: bool,
+    to_result: Callable[[Any], RewardResult] | None,
+    on_error: str,
+    name: str,
+    stats: RewardStats,
+    log_metric: Callable[[str, float], None] | None,
+    log_timeouts: bool,
+) -> Scored:
+    """Raw values as scores (or results, with ``explain``), failures scored by ``on_error`` and counted.
+
+    ``to_result`` converts a raw value to a :class:`RewardResult` (``None``:
+    the standard normalisation of :func:`~rewardsmith.core.result.to_score`).
+    """
+    if not explain and to_result is None:
+        scores = _all_scored(values)
+        if scores is not None:
+            stats.account(name, on_error, [], len(values), log_metric, log_timeouts)
+            return Scored(scores)
+    if explain:
+        convert = to_result or functools.partial(_default_result, name=name)
+    elif to_result is None:
+        convert = functools.partial(to_score, reward_name=name)
+    else:
+
+        def convert(raw: Any) -> float | None:
+            return to_result(raw).score
+
+    failures: list[tuple[int, Failure]] = []
+    out: list[Any] = []
+    append = out.append
+    for index, value in enumerate(values):
+        if not explain and type(value) is float and value == value and _NEG_INF < value < _INF:
+            append(value)
+            continue
+        if not isinstance(value, Failure):
+            try:
+                append(convert(value))
+                continue
+            except NonFiniteScore as exc:
+                value = Failure("error", str(exc), "NonFiniteScore")
+        failures.append((index, value))
+        score = 0.0 if on_error == "zero" else None
+        append(RewardResult(score, f"{value.kind}: {value.message}", {}, value.message) if explain else score)
+    stats.account(name, on_error, failures, len(values), log_metric, log_timeouts)
+    failed = {index for index, _ in failures} if on_error != "zero" else set()
+    return Scored(out, failed)
+
+
+def _default_result(raw: Any, name: str) -> RewardResult:
+    if isinstance(raw, RewardResult):
+        return raw
+    return RewardResult(to_score(raw, name))
+
+
+def _all_scored(values: list[Any]) -> list[float | None] | None:
+    """The scores, when every value is already a finite float or a ``RewardResult`` (the common cases).
+
+    Checked for the whole batch at once (C-level ``map``/``set``/``sum``): an
+    inf or NaN float makes the sum non-finite and sends the batch down the
+    per-value path. ``RewardResult`` scores are normalised when made.
+    """
+    kinds = set(map(type, values))
+    if kinds == {float}:
+        return list(values) if math.isfinite(sum(values)) else None
+    if kinds == {RewardResult}:
+        return [v.score for v in values]
+    return None
+
+
 class Runtime:
     """Per-reward state that lives in this process only (never pickled or copied)."""
 
@@ -92,60 +234,4 @@ class Runtime:
         self.lock = threading.Lock()
         self.pool: Any = None
         self.injection: Any = None
-        self.samples = 0
-        self.errors = 0
-        self.timeouts = 0
-        self.crashes = 0
-        self.seen: set[str] = set()
-
-    def stats(self) -> dict[str, int]:
-        return {"samples": self.samples, "errors": self.errors, "timeouts": self.timeouts, "crashes": self.crashes}
-
-    def account(
-        self,
-        name: str,
-        on_error: str,
-        failures: list[tuple[int, Failure]],
-        n: int,
-        log_metric: Callable[[str, float], None] | None,
-        log_timeouts: bool,
-    ) -> None:
-        """Count, log and (for ``on_error="raise"``) raise the failures of one batch."""
-        timeouts = sum(1 for _, f in failures if f.kind == "timeout")
-        crashes = sum(1 for _, f in failures if f.kind == "crash")
-        with self.lock:
-            self.samples += n
-            self.errors += len(failures)
-            self.timeouts += timeouts
-            self.crashes += crashes
-            new = []
-            for index, failure in failures:
-                if failure.signature not in self.seen:
-                    self.seen.add(failure.signature)
-                    new.append((index, failure))
-        if failures and on_error == "raise":
-            index, failure = failures[0]
-            if failure.exc is not None:
-                raise failure.exc
-            raise RewardExecutionError(
-                f"reward {name!r} failed on sample {index} ({failure.message}):\n{failure.format_traceback()}"
-            )
-        for index, failure in new:
-            what = {"timeout": "timed out", "crash": "crashed its worker"}.get(failure.kind, "raised an error")
-            logger.warning(
-                "reward %r %s on sample %d; it scores %s (on_error=%r). Shown once per kind of failure; "
-                "all are counted in %s/errors.\n%s",
-                name,
-                what,
-                index,
-                "None" if on_error == "none" else "0.0",
-                on_error,
-                name,
-                failure.format_traceback().rstrip(),
-            )
-        if failures and not new:
-            logger.debug("reward %r: %d samples failed in this batch", name, len(failures))
-        if log_metric is not None:
-            log_metric(f"{name}/errors", float(len(failures)))
-            if log_timeouts:
-                log_metric(f"{name}/timeouts", float(timeouts))
+        self.stats = RewardStats()

@@ -1,4 +1,8 @@
-"""Rewards made from functions: ``@reward`` (per sample), plain TRL batch functions, and :func:`to_reward`."""
+"""Rewards made from functions: ``@reward`` (per sample), and plain TRL batch functions.
+
+:func:`reward_from_callable` is how :func:`~rewardsmith.get_reward` turns any
+function (or callable object) into a reward.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from typing import Any
 from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.engine import OnError
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.injection import Input, Value
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.pickling import function_ref, resolve_function_ref
 from rewardsmith.core.reward import Reward
@@ -25,7 +30,7 @@ __all__ = [
     "callable_kind",
     "is_async_callable",
     "reward",
-    "to_reward",
+    "reward_from_callable",
 ]
 
 
@@ -48,17 +53,17 @@ class _FunctionMixin:
         self.__doc__ = getattr(self.fn, "__doc__", None)
         self.__module__ = getattr(self.fn, "__module__", None)  # type: ignore[assignment]
         self.__wrapped__ = self.fn
-        self.injection  # noqa: B018 - validate bound settings against the signature now
+        self.injection  # type: ignore[attr-defined]  # noqa: B018 - check bound settings against the signature now
 
     @property
-    def name(self) -> str:
-        return self.__dict__.get("_name") or getattr(self.fn, "__name__", None) or type(self.fn).__name__
+    def default_name(self) -> str:
+        return callable_name(self.fn)
 
-    def _sample_callable(self) -> Callable[..., Any]:
+    def sample_function(self) -> Callable[..., Any]:
         return self.fn
 
-    def _bound_settings(self) -> dict[str, Any]:
-        return self.bound
+    def inputs(self) -> dict[str, Input]:
+        return {name: Value(value) for name, value in self.bound.items()}
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -70,11 +75,12 @@ class _FunctionMixin:
         return {**defaults, **self.bound}
 
     def configure(self, **settings: Any) -> Any:
-        engine = {k: v for k, v in settings.items() if k in self._engine_fields()}
-        bound = {k: v for k, v in settings.items() if k not in engine}
-        return self._clone(bound={**self.bound, **bound}, **engine)
+        """A copy with settings changed: the function's parameters are bound, engine settings set."""
+        fields = {k: v for k, v in settings.items() if k in self._field_names()}
+        bound = {k: v for k, v in settings.items() if k not in fields}
+        return self.replace(bound={**self.bound, **bound}, **fields)  # type: ignore[attr-defined]
 
-    def _engine_fields(self) -> set[str]:
+    def _field_names(self) -> set[str]:
         return {f.name for f in dataclasses.fields(self) if f.name not in ("fn", "bound")}  # type: ignore[arg-type]
 
     def __getstate__(self) -> dict[str, Any]:
@@ -89,9 +95,8 @@ class _FunctionMixin:
     def __repr__(self) -> str:
         parts = [getattr(self.fn, "__qualname__", repr(self.fn))]
         parts += [f"{k}={v!r}" for k, v in self.bound.items()]
-        parts += [
-            f"{k}={getattr(self, k)!r}" for k in sorted(self._engine_fields()) if getattr(self, k) != _DEFAULTS.get(k)
-        ]
+        fields = sorted(self._field_names())
+        parts += [f"{k}={getattr(self, k)!r}" for k in fields if getattr(self, k) != _DEFAULTS.get(k)]
         return f"{type(self).__name__}({', '.join(parts)})"
 
 
@@ -122,9 +127,24 @@ class AsyncFunctionReward(_FunctionMixin, AsyncReward):
         self._init_function()
 
 
-def _callable_name(fn: Any) -> str:
+def callable_name(fn: Any) -> str:
+    """The name a function or callable object is logged under: its ``name`` attribute, ``__name__``, or its class.
+
+    Callable reward objects written for other libraries often carry their name
+    in a ``name`` attribute, which wins over the class name.
+
+    >>> class Politeness:
+    ...     name = "politeness"
+    ...     def __call__(self, completions, **kwargs):
+    ...         return [0.0] * len(completions)
+    >>> callable_name(Politeness()), callable_name(len)
+    ('politeness', 'len')
+    """
     while isinstance(fn, functools.partial):
         fn = fn.func
+    own = getattr(fn, "name", None)
+    if isinstance(own, str) and own.strip() and not inspect.isroutine(fn):
+        return own.strip()
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
@@ -138,7 +158,7 @@ class BatchFunctionReward(Reward):
 
     >>> def short(completions, **kwargs):
     ...     return [1.0 if len(c) < 5 else 0.0 for c in completions]
-    >>> r = to_reward(short)
+    >>> r = reward_from_callable(short)
     >>> r.name, r(prompts=["p", "p"], completions=["ok", "too long"])
     ('short', [1.0, 0.0])
     """
@@ -154,8 +174,8 @@ class BatchFunctionReward(Reward):
             )
 
     @property
-    def name(self) -> str:
-        return self.__dict__.get("_name") or _callable_name(self.fn)
+    def default_name(self) -> str:
+        return callable_name(self.fn)
 
     def score_batch(self, batch: Batch) -> Sequence[Any]:
         prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
@@ -171,8 +191,8 @@ class AsyncBatchFunctionReward(AsyncReward):
     fn: Callable[..., Any]
 
     @property
-    def name(self) -> str:
-        return self.__dict__.get("_name") or _callable_name(self.fn)
+    def default_name(self) -> str:
+        return callable_name(self.fn)
 
     async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
         prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
@@ -281,23 +301,19 @@ def callable_kind(obj: Any) -> str:
     return "factory"
 
 
-def to_reward(obj: Any) -> Reward:
-    """Anything accepted as a reward, as a :class:`Reward`.
+def reward_from_callable(obj: Any) -> Reward:
+    """A :class:`Reward` from a ``Reward`` class, a TRL batch function, or a per-sample function.
 
-    Accepts a ``Reward``, a ``Reward`` subclass (instantiated with its
-    defaults), a registered name or import path (see
-    :func:`~rewardsmith.get_reward`), a TRL batch function, or a per-sample
-    function.
+    A ``Reward`` subclass is instantiated with its defaults; a function that
+    takes ``completions`` (or only ``**kwargs``) is a TRL batch function; one
+    that takes ``completion`` or ``messages`` is a per-sample function.
+    :func:`~rewardsmith.get_reward` uses it for everything that is not a name.
 
-    >>> to_reward(lambda completion: len(completion) > 3)(prompts=["p"], completions=["long"])
+    >>> reward_from_callable(lambda completion: len(completion) > 3)(prompts=["p"], completions=["long"])
     [1.0]
     """
     if isinstance(obj, Reward):
         return obj
-    if isinstance(obj, str):
-        from rewardsmith.core.registry import get_reward
-
-        return get_reward(obj)
     if isinstance(obj, type) and issubclass(obj, Reward):
         return obj()
     if not callable(obj):
@@ -312,7 +328,7 @@ def to_reward(obj: Any) -> Reward:
     if kind == "sample":
         return reward(obj)
     raise RewardConfigError(
-        f"cannot tell how to call {_callable_name(obj)!r} as a reward: a TRL reward function takes "
+        f"cannot tell how to call {callable_name(obj)!r} as a reward: a TRL reward function takes "
         "`completions` and **kwargs, a per-sample function takes `completion` or `messages`. "
         "If it is a factory, call it (or name it in the registry, which calls it with the settings)."
     )

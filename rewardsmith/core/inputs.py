@@ -154,6 +154,8 @@ class Batch:
         self.raw_columns = raw_columns
         self.extras = extras
         self.n = len(completions)
+        #: Names of the columns read with :meth:`column` (shared with subsets), to check what a reward reads.
+        self.columns_read: set[str] = set()
 
     @classmethod
     def from_call(
@@ -270,6 +272,7 @@ class Batch:
         """
         if name not in self.raw_columns:
             raise self.missing_column_error(name, reward_name)
+        self.columns_read.add(name)
         values = self.raw_columns[name]
         if len(values) != self.n:
             raise RewardConfigError(
@@ -306,13 +309,15 @@ class Batch:
     def subset(self, indices: Sequence[int]) -> Batch:
         """A batch of the given rows only (same extras)."""
         take = list(indices)
-        return Batch(
+        part = Batch(
             None if self.prompts is None else [self.prompts[i] for i in take],
             [self.completions[i] for i in take],
             None if self.completion_ids is None else [self.completion_ids[i] for i in take],
             {k: [v[i] for i in take] for k, v in self.raw_columns.items() if len(v) == self.n},
             self.extras,
         )
+        part.columns_read = self.columns_read
+        return part
 
     def kwargs(self) -> dict[str, Any]:
         """The batch as TRL keyword arguments again (columns and extras)."""

@@ -1,4 +1,4 @@
-"""The :class:`Reward` base class: TRL's reward-function signature, settings as dataclass fields, the engine.
+"""The :class:`Reward` base class: TRL's reward-function signature, settings as dataclass fields.
 
 Every reward is a picklable callable with TRL's reward-function signature::
 
@@ -12,12 +12,27 @@ There are four ways to get one (see :mod:`rewardsmith.core.functions` and
   per-sample ``score`` method (parameters injected by name, like ``@reward``)
   or a batch ``score_batch(batch)`` method;
 * a plain TRL batch function ``f(completions, **kwargs) -> list``, accepted
-  as-is by :func:`to_reward` (and so everywhere a reward is accepted);
+  as-is by :func:`~rewardsmith.get_reward` (and so everywhere a reward is accepted);
 * ``@reward_function`` for reward-kit style functions
   (:mod:`rewardsmith.integrations.reward_kit`).
 
-``async def`` functions and ``async def score`` methods give async rewards,
-which TRL awaits concurrently with its other async rewards.
+A reward's jobs, and where each is done:
+
+* identity and settings (this class): its ``name``, its dataclass fields,
+  ``configure``, ``named``, pickling;
+* input injection (:mod:`rewardsmith.core.injection`): what each parameter of
+  ``score`` is filled with, and so which columns the reward reads;
+* dispatch to the engine (:mod:`rewardsmith.core.engine`,
+  :mod:`rewardsmith.core.pool`): in this process, or in worker processes with
+  hard timeouts, and what failures score;
+* statistics (:mod:`rewardsmith.core.stats`): samples, errors and timeouts,
+  logged through TRL.
+
+The methods a subclass may override (the extension points) are ``score`` or
+``score_batch``, :meth:`Reward.inputs`, :meth:`Reward.sample_function`,
+:meth:`Reward.to_result`, :meth:`Reward.affinity`, :meth:`Reward.prepare_worker`
+and the ``default_name`` and ``score_range`` class attributes. Rewards made of
+other rewards subclass :class:`~rewardsmith.core.composite.Composite`.
 """
 
 from __future__ import annotations
@@ -25,18 +40,26 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from rewardsmith.core.engine import OnError, Runtime, map_inline, run_inline, validate_engine_settings
-from rewardsmith.core.errors import RewardConfigError, RewardExecutionError, RewardReturnError
-from rewardsmith.core.injection import Injection
+from rewardsmith.core.engine import (
+    OnError,
+    Runtime,
+    Scored,
+    map_inline,
+    run_inline,
+    score_safely,
+    validate_engine_settings,
+)
+from rewardsmith.core.engine import finish as finish_values
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.injection import Injection, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.pickling import dumps_for_worker, file_modules
-from rewardsmith.core.result import Failure, NonFiniteScore, RewardResult, to_result, to_score, to_scores
+from rewardsmith.core.result import RewardResult, to_result
 
 __all__ = ["ENGINE_SETTINGS", "Reward", "snake_case"]
 
@@ -46,7 +69,6 @@ R = TypeVar("R", bound="Reward")
 ENGINE_SETTINGS = ("timeout", "workers", "on_error")
 _ENGINE_FIELDS = (*ENGINE_SETTINGS, "max_concurrency")  # async rewards add max_concurrency
 
-_INF, _NEG_INF = math.inf, -math.inf
 _SNAKE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z])")
 
 
@@ -94,14 +116,10 @@ class Reward:
 
     #: The name TRL logs (``rewards/<name>/mean``); defaults to the class name in snake_case.
     default_name: ClassVar[str | None] = None
-    #: Per-sample parameters whose dataset column is named by a setting, e.g.
-    #: ``{"reference": "answer_column"}``: ``score(reference=...)`` reads the column
-    #: that the ``answer_column`` setting names.
-    column_settings: ClassVar[dict[str, str]] = {}
     #: The scores this reward can give, when known (``None`` for "not applicable" aside).
     score_range: ClassVar[tuple[float, float] | None] = None
 
-    # -- identity ---------------------------------------------------------------------------
+    # -- identity and settings -----------------------------------------------------------------
 
     def __post_init__(self) -> None:
         cls = type(self)
@@ -133,7 +151,7 @@ class Reward:
         """
         if not isinstance(name, str) or not name.strip():
             raise RewardConfigError(f"a reward name must be a non-empty string, got {name!r}")
-        clone = self._clone()
+        clone = self.replace()
         clone.__dict__["_name"] = name
         return clone
 
@@ -148,24 +166,22 @@ class Reward:
         >>> strict.on_error, strict(completions=["hello!"])
         ('zero', [0.0])
         """
-        return self._clone(**settings)
+        return self.replace(**settings)
 
-    def _clone(self: R, **changes: Any) -> R:
+    def replace(self: R, **fields: Any) -> R:
+        """A copy with some dataclass fields changed (the name kept); what :meth:`configure` does by default."""
         known = {f.name for f in dataclasses.fields(self) if f.init}
-        unknown = sorted(set(changes) - known)
+        unknown = sorted(set(fields) - known)
         if unknown:
-            raise RewardConfigError(self._unknown_setting_message(unknown[0], sorted(known)))
-        clone = dataclasses.replace(self, **changes)
+            own = [k for k in sorted(known) if k not in ENGINE_SETTINGS]
+            raise RewardConfigError(
+                f"reward {self.name!r} has no setting {unknown[0]!r}. Its settings are: {', '.join(own) or 'none'}; "
+                f"engine settings: {', '.join(ENGINE_SETTINGS)}"
+            )
+        clone = dataclasses.replace(self, **fields)
         if "_name" in self.__dict__:
             clone.__dict__["_name"] = self.__dict__["_name"]
         return clone
-
-    def _unknown_setting_message(self, setting: str, known: Sequence[str]) -> str:
-        own = [k for k in known if k not in ENGINE_SETTINGS]
-        return (
-            f"reward {self.name!r} has no setting {setting!r}. Its settings are: {', '.join(own) or 'none'}; "
-            f"engine settings: {', '.join(ENGINE_SETTINGS)}"
-        )
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -180,7 +196,7 @@ class Reward:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
-    # -- authoring hooks ----------------------------------------------------------------------
+    # -- extension points ------------------------------------------------------------------------
 
     def score(self, *args: Any, **kwargs: Any) -> Any:
         """Score one sample. Override this, or :meth:`score_batch`."""
@@ -194,16 +210,52 @@ class Reward:
         if self.timeout is None and self.workers <= 1:
             columns = self.injection.positional_columns(batch)
             if columns is not None:
-                fn = self._sample_callable()
-                bound = self._bound_settings()
+                fn = self.sample_function()
+                bound = self.injection.settings
                 if bound:
                     fn = functools.partial(fn, **bound)
                 return map_inline(fn, columns, raise_errors=self.on_error == "raise", name=self.name)
         return self.run_samples(self.injection.rows(batch))
 
-    def _sample_callable(self) -> Callable[..., Any]:
-        """The per-sample callable whose parameters are injected."""
+    def inputs(self) -> dict[str, Input]:
+        """Parameters of :meth:`score` filled from somewhere else than the column of their own name.
+
+        Map a parameter to a :class:`~rewardsmith.core.injection.Column` (another
+        column, with fallbacks), a :class:`~rewardsmith.core.injection.Value` or a
+        :class:`~rewardsmith.core.injection.Computed` value. What is declared
+        here is also what :attr:`required_columns` and :attr:`optional_columns`
+        report. A batch reward (``score_batch``) declares the columns it reads
+        here too, and reads them with ``self.injection.values(batch, name)``.
+
+        >>> from dataclasses import dataclass
+        >>> from rewardsmith.core.injection import Column
+        >>> @dataclass
+        ... class Exact(Reward):
+        ...     answer_column: str = "answer"
+        ...     def inputs(self):
+        ...         return {"reference": Column(self.answer_column, "solution")}
+        ...     def score(self, completion: str, reference: str) -> float:
+        ...         return float(completion.strip() == reference)
+        >>> exact = Exact()
+        >>> exact.required_columns, exact.optional_columns
+        (['answer'], ['solution'])
+        >>> exact(completions=["4", "5"], solution=["4", "4"])
+        [1.0, 0.0]
+        """
+        return {}
+
+    def sample_function(self) -> Callable[..., Any]:
+        """The per-sample callable whose parameters are injected (:meth:`score`, or a wrapped function)."""
         return self.score
+
+    def to_result(self, raw: Any) -> RewardResult:
+        """What one return value of :meth:`score` (or element of :meth:`score_batch`) means as a result.
+
+        Override it for rewards that return their own result type (reward-kit's
+        ``EvaluateResult``); the default accepts numbers, bools, ``None`` and
+        :class:`RewardResult`.
+        """
+        return to_result(raw, self.name)
 
     def affinity(self, row: dict[str, Any]) -> Any:
         """A key for scoring ``row`` on the same worker as other rows with that key (``None``: no preference).
@@ -219,21 +271,42 @@ class Reward:
         Work done here does not count against the first sample's ``timeout``.
         """
 
-    def _bound_settings(self) -> dict[str, Any]:
-        """Values bound to per-sample parameters regardless of the data."""
-        return {}
+    # -- input injection -------------------------------------------------------------------------
 
-    def _extra_inputs(self) -> dict[str, Callable[[Batch], list[Any]]]:
-        """Injectable inputs beyond the built-in ones (name -> values from a batch)."""
-        return {}
+    @property
+    def injection(self) -> Injection:
+        """How the per-sample parameters are filled (computed once per reward object and process)."""
+        rt = self._runtime()
+        if rt.injection is None:
+            fn = None if self.is_batch_reward() else self.sample_function()
+            rt.injection = Injection(fn, reward_name=self.name, declared=self.inputs())
+        return rt.injection
 
-    def _to_result(self, raw: Any) -> RewardResult:
-        return to_result(raw, self.name)
+    def is_batch_reward(self) -> bool:
+        """Whether this reward scores whole batches itself (it overrides ``score_batch``, not ``score``)."""
+        return type(self).score_batch is not Reward.score_batch and type(self).score is Reward.score
 
-    def _to_score(self, raw: Any) -> float | None:
-        return to_score(raw, self.name)
+    @property
+    def required_columns(self) -> list[str]:
+        """Dataset columns this reward cannot score without (see :meth:`missing_columns` for fallbacks)."""
+        return self.injection.required_columns
 
-    # -- introspection -----------------------------------------------------------------------
+    @property
+    def optional_columns(self) -> list[str]:
+        """Dataset columns this reward reads when they are present."""
+        return self.injection.optional_columns
+
+    def missing_columns(self, columns: Iterable[str]) -> list[str]:
+        """The required columns (each with its fallbacks) of which ``columns`` holds none.
+
+        >>> from rewardsmith import get_reward
+        >>> acc = get_reward("math_accuracy")
+        >>> acc.missing_columns(["prompt", "solution"]), acc.missing_columns(["prompt"])
+        ([], ['answer (or solution)'])
+        """
+        return self.injection.missing(columns)
+
+    # -- statistics ------------------------------------------------------------------------------
 
     def _runtime(self) -> Runtime:
         rt = self.__dict__.get("_rt")
@@ -242,43 +315,11 @@ class Reward:
         return rt
 
     @property
-    def injection(self) -> Injection:
-        """How the per-sample parameters are filled (computed once per reward object)."""
-        rt = self._runtime()
-        if rt.injection is None:
-            rt.injection = Injection(
-                self._sample_callable(),
-                reward_name=self.name,
-                bound=self._bound_settings(),
-                extra_inputs=self._extra_inputs(),
-                renames={param: getattr(self, setting) for param, setting in self.column_settings.items()},
-            )
-        return rt.injection
-
-    @property
-    def required_columns(self) -> list[str]:
-        """Dataset columns this reward cannot score without."""
-        if self._is_batch_reward():
-            return list(getattr(self, "columns", ()))
-        return self.injection.required_columns
-
-    @property
-    def optional_columns(self) -> list[str]:
-        """Dataset columns this reward reads when they are present."""
-        if self._is_batch_reward():
-            return []
-        return self.injection.optional_columns
-
-    def _is_batch_reward(self) -> bool:
-        """Whether this reward scores whole batches itself (no per-sample ``score``)."""
-        return type(self).score_batch is not Reward.score_batch and type(self).score is Reward.score
-
-    @property
     def stats(self) -> dict[str, int]:
         """Samples scored, errors, timeouts and worker crashes so far (in this process)."""
-        return self._runtime().stats()
+        return self._runtime().stats.as_dict()
 
-    # -- running ---------------------------------------------------------------------------
+    # -- dispatch to the engine ------------------------------------------------------------------
 
     def run_samples(self, rows: list[dict[str, Any]]) -> list[Any]:
         """Score one sample per row of keyword arguments, through the engine.
@@ -289,7 +330,7 @@ class Reward:
         if not rows:
             return []
         if self.timeout is None and self.workers <= 1:
-            return run_inline(self._sample_callable(), rows, raise_errors=self.on_error == "raise", name=self.name)
+            return run_inline(self.sample_function(), rows, raise_errors=self.on_error == "raise", name=self.name)
         keys = None
         if self.workers > 1 and type(self).affinity is not Reward.affinity:
             keys = [self.affinity(row) for row in rows]
@@ -318,69 +359,59 @@ class Reward:
             rt.pool.close()
             rt.pool = None
 
-    def _safe_score_batch(self, batch: Batch) -> list[Any]:
-        try:
-            values = self.score_batch(batch)
-        except (RewardConfigError, RewardReturnError, RewardExecutionError, KeyboardInterrupt):
-            raise
-        except BaseException as exc:
-            if self.on_error == "raise":
-                raise
-            from rewardsmith.core.sample import failure_from_exception
-
-            failure = failure_from_exception(exc, with_traceback=False)
-            return [failure] * len(batch)
-        return to_scores(values, len(batch), self.name)
-
-    def _finish(self, batch: Batch, values: list[Any], rich: bool) -> list[Any]:
-        """Normalise values, apply ``on_error`` to failures, count and log them."""
-        if not rich:
-            scores = _all_scored(values)
-            if scores is not None:
-                self._runtime().account(
-                    self.name, self.on_error, [], len(values), batch.log_metric, self.timeout is not None
-                )
-                return scores
-        if rich:
-            convert = self._to_result
-        elif type(self)._to_score is Reward._to_score:
-            convert = functools.partial(to_score, reward_name=self.name)
-        else:
-            convert = self._to_score
-        failures: list[tuple[int, Failure]] = []
-        out: list[Any] = []
-        append = out.append
-        for index, value in enumerate(values):
-            if not rich and type(value) is float and value == value and _NEG_INF < value < _INF:
-                append(value)
-                continue
-            if not isinstance(value, Failure):
-                try:
-                    append(convert(value))
-                    continue
-                except NonFiniteScore as exc:
-                    value = Failure("error", str(exc), "NonFiniteScore")
-            failures.append((index, value))
-            append(self._failed_value(value, rich))
-        self._runtime().account(
-            self.name, self.on_error, failures, len(values), batch.log_metric, self.timeout is not None
+    def finish(self, batch: Batch, values: list[Any], *, explain: bool = False) -> Scored:
+        """Raw values of one batch as scores (or results), failures scored by ``on_error``, counted and logged."""
+        convert = None if type(self).to_result is Reward.to_result else self.to_result
+        return finish_values(
+            values,
+            explain=explain,
+            to_result=convert,
+            on_error=self.on_error,
+            name=self.name,
+            stats=self._runtime().stats,
+            log_metric=batch.log_metric,
+            log_timeouts=self.timeout is not None,
         )
-        return out
 
-    def _failed_value(self, failure: Failure, rich: bool) -> Any:
-        score = 0.0 if self.on_error == "zero" else None
-        if rich:
-            return RewardResult(score, f"{failure.kind}: {failure.message}", {}, failure.message)
-        return score
+    def run_batch(self, batch: Batch, *, explain: bool = False) -> Scored:
+        """Score a batch: one score (or :class:`RewardResult`, with ``explain``) per row, and the rows that failed.
+
+        What every way of calling a reward goes through; composites call it on
+        their components.
+
+        >>> from rewardsmith import get_reward
+        >>> batch = Batch.from_call(None, ["<think>2+2</think><answer>4</answer>", "4"], None, {})
+        >>> scored = get_reward("think_format").run_batch(batch)
+        >>> scored.values, scored.failed
+        ([1.0, 0.0], set())
+        """
+        if not len(batch):
+            return Scored([])
+        raw = score_safely(self.score_batch, batch, on_error=self.on_error, name=self.name)
+        return self.finish(batch, raw, explain=explain)
+
+    # -- calling ---------------------------------------------------------------------------------
 
     def __call__(
         self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
     ) -> list[float | None]:
         """Score a batch the way TRL calls reward functions: one float (or ``None``) per completion."""
-        batch = Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)
-        if not len(batch):
-            return []
-        return self._finish(batch, self._safe_score_batch(batch), rich=False)
+        return self.run_batch(Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)).values
+
+    def scores(
+        self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
+    ) -> list[float | None]:
+        """The scores of a batch, synchronously, whatever the reward (sync or async): for scripts and notebooks.
+
+        TRL calls the reward itself (and awaits async ones concurrently); this
+        is the same call for code that is not async. Inside a running event
+        loop (a notebook) an async reward runs on a helper thread.
+
+        >>> from rewardsmith import get_reward
+        >>> get_reward("think_format").scores(completions=["<think>2+2</think><answer>4</answer>", "4"])
+        [1.0, 0.0]
+        """
+        return self.run_batch(Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)).values
 
     def explain(
         self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
@@ -396,9 +427,7 @@ class Reward:
         ['matches', "expected '4'"]
         """
         batch = Batch.from_call(prompts, completions, completion_ids, kwargs, self.name)
-        if not len(batch):
-            return []
-        return self._finish(batch, self._safe_score_batch(batch), rich=True)
+        return self.run_batch(batch, explain=True).values
 
     def check(self, completion: Any, prompt: Any = None, **columns: Any) -> RewardResult:
         """Score a single completion (each column given as one value) and say why.
@@ -417,21 +446,6 @@ class Reward:
             **{k: [v] for k, v in columns.items()},
         )
         return results[0]
-
-
-def _all_scored(values: list[Any]) -> list[float | None] | None:
-    """The scores, when every value is already a finite float or a ``RewardResult`` (the common cases).
-
-    Checked for the whole batch at once (C-level ``map``/``set``/``sum``): an
-    inf or NaN float makes the sum non-finite and sends the batch down the
-    per-value path. ``RewardResult`` scores are normalised when made.
-    """
-    kinds = set(map(type, values))
-    if kinds == {float}:
-        return list(values) if math.isfinite(sum(values)) else None
-    if kinds == {RewardResult}:
-        return [v.score for v in values]
-    return None
 
 
 def _own_settings(cls: type) -> list[str]:

@@ -5,22 +5,12 @@ Shared by the in-process path and the worker processes, so both behave alike.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError, RewardReturnError
-from rewardsmith.core.result import Failure, RewardResult
+from rewardsmith.core.result import Failure
 
-__all__ = ["SampleScorer", "failure_from_exception", "score_sample"]
-
-
-class SampleScorer(Protocol):
-    """What a reward offers the engine for one sample."""
-
-    name: str
-
-    def _sample_callable(self) -> Any: ...
-
-    def _to_result(self, raw: Any) -> RewardResult: ...
+__all__ = ["failure_from_exception", "score_sample"]
 
 
 def failure_from_exception(exc: BaseException, *, with_traceback: bool) -> Failure:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from rewardsmith.core.errors import DatasetError
+from rewardsmith.core.plugins import load_plugins
 from rewardsmith.data.jsonfiles import is_blank_file, json_problem
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ def _resolve_scheme(source: str) -> Any:
     if match is None or Path(source).expanduser().exists():
         return source
     scheme, rest = match.groups()
+    load_plugins()  # plug-ins register their schemes (fireworks:) when loaded
     if scheme not in _SCHEMES:
         known = ", ".join(f"{name}:" for name in sorted(_SCHEMES)) or "none"
         raise DatasetError(

@@ -1,9 +1,12 @@
-"""The converter registry: names to dataset converters, like the reward registry.
+"""The converter registry: names to dataset converters, looked up like rewards.
 
 Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``. Register
 your own with :func:`register_converter`: a :class:`Converter` subclass (its
 fields are the settings), a converter object, or a plain function
-``f(row) -> dict``.
+``f(row) -> dict``. A converter can also be named by import path
+(``pkg.module:fn``), by file path (``./my_converters.py:fn``), or declared by an
+installed package in the ``rewardsmith.converters`` entry-point group (see
+:mod:`rewardsmith.core.lookup`).
 """
 
 from __future__ import annotations
@@ -11,27 +14,26 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.core.errors import DatasetError, UnknownConverterError
-from rewardsmith.core.names import check_name, did_you_mean, first_line
+from rewardsmith.core.lookup import Registry
+from rewardsmith.core.names import did_you_mean, first_line
 from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
 from rewardsmith.data.tasks import GSM8K, Countdown, Math
 
 __all__ = ["get_converter", "list_converters", "register_converter", "unregister_converter"]
 
 
-@dataclass
-class _Entry:
-    target: Any
-    description: str
-
-
-_CONVERTERS: dict[str, _Entry] = {}
-_LOCK = threading.RLock()
+#: The registry of converter names (its entry-point group declares converters of installed packages).
+CONVERTERS = Registry(
+    "converter",
+    "rewardsmith.converters",
+    unknown=UnknownConverterError,
+    error=DatasetError,
+    advice="; register your own with register_converter()",
+)
 
 
 def register_converter(
@@ -64,32 +66,26 @@ def register_converter(
         return functools.partial(
             register_converter, name, replace=replace, description=description, inputs=inputs, outputs=outputs
         )
-    check_name(name, "converter")
     if isinstance(target, type) and issubclass(target, Converter):
-        entry = _Entry(target, description or first_line(target.__doc__))
+        made, doc = target, target.__doc__
     elif isinstance(target, Converter):
-        entry = _Entry(target, description or first_line(type(target).__doc__))
+        made, doc = target, type(target).__doc__
     elif callable(target):
-        made = FunctionConverter(target, tuple(inputs), tuple(outputs))
-        entry = _Entry(made, description or first_line(getattr(target, "__doc__", None)))
+        made, doc = FunctionConverter(target, tuple(inputs), tuple(outputs)), getattr(target, "__doc__", None)
     else:
         raise DatasetError(f"cannot register {target!r} as converter {name!r}: it is not a Converter or a function")
-    with _LOCK:
-        existing = _CONVERTERS.get(name)
-        if existing is not None and not replace:
-            raise DatasetError(
-                f"a converter named {name!r} is already registered; pick another name, or pass replace=True"
-            )
-        _CONVERTERS[name] = entry
+    CONVERTERS.register(name, made, replace=replace, description=description or first_line(doc))
     return target
 
 
 def unregister_converter(name: str) -> None:
-    """Remove a registered converter."""
-    with _LOCK:
-        if name not in _CONVERTERS:
-            raise UnknownConverterError(f"no converter named {name!r} is registered")
-        del _CONVERTERS[name]
+    """Remove a registered converter.
+
+    >>> from rewardsmith.data import register_converter, unregister_converter
+    >>> _ = register_converter("upper", lambda row: {"prompt": row["text"].upper()}, inputs=["text"])
+    >>> unregister_converter("upper")
+    """
+    CONVERTERS.unregister(name)
 
 
 def list_converters() -> dict[str, str]:
@@ -98,12 +94,11 @@ def list_converters() -> dict[str, str]:
     >>> sorted(list_converters())
     ['chat', 'countdown', 'fireworks', 'generic', 'gsm8k', 'math']
     """
-    with _LOCK:
-        return {name: entry.description for name, entry in sorted(_CONVERTERS.items())}
+    return CONVERTERS.describe()
 
 
 def get_converter(spec: str | Converter | type[Converter] | Callable[..., Any], /, **settings: Any) -> Converter:
-    """A converter by name (or a converter object, class or function), with settings.
+    """A converter by name or path (or a converter object, class or function), with settings.
 
     >>> get_converter("generic", prompt_key="instruction", answer_key="output").output_columns
     ('prompt', 'answer')
@@ -114,15 +109,7 @@ def get_converter(spec: str | Converter | type[Converter] | Callable[..., Any], 
     """
     label = spec if isinstance(spec, str) else getattr(spec, "__name__", type(spec).__name__)
     if isinstance(spec, str):
-        with _LOCK:
-            entry = _CONVERTERS.get(spec.strip())
-            names = sorted(_CONVERTERS)
-        if entry is None:
-            raise UnknownConverterError(
-                f"unknown converter {spec!r}.{did_you_mean(spec, names, cutoff=0.5)} "
-                f"Registered converters: {', '.join(names)}. Register your own with register_converter()."
-            )
-        spec = entry.target
+        spec = CONVERTERS.find(spec)
     if isinstance(spec, type) and issubclass(spec, Converter):
         return _with_settings(spec, settings, label)
     if isinstance(spec, FunctionConverter):

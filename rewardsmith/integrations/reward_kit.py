@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.functions import FunctionReward
+from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.result import RewardResult, to_result, to_score
 
 __all__ = ["EvaluateResult", "MetricResult", "RewardKitReward", "reward_function"]
@@ -107,18 +108,13 @@ def _evaluate_to_result(raw: Any, reward_name: str) -> RewardResult:
 class RewardKitReward(FunctionReward):
     """A reward-kit style function ``(messages, ground_truth, **kwargs) -> EvaluateResult`` as a reward."""
 
-    column_settings: ClassVar[dict[str, str]] = {"ground_truth": "ground_truth_column"}
-
     ground_truth_column: str = "ground_truth"
 
-    def _engine_fields(self) -> set[str]:
-        return super()._engine_fields() | {"ground_truth_column"}
+    def inputs(self) -> dict[str, Input]:
+        return {**super().inputs(), "ground_truth": Column(self.ground_truth_column)}
 
-    def _to_result(self, raw: Any) -> RewardResult:
+    def to_result(self, raw: Any) -> RewardResult:
         return _evaluate_to_result(raw, self.name)
-
-    def _to_score(self, raw: Any) -> float | None:
-        return _evaluate_to_result(raw, self.name).score
 
     def __call__(self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any) -> Any:
         if completions is None and prompts is None and "messages" in kwargs:

@@ -2,16 +2,16 @@
 
 A :class:`~rewardsmith.Reward` already is that form: a picklable callable
 with TRL's signature whose ``__name__`` is its name (what TRL logs as
-``rewards/<name>/mean``), sync or async. :func:`to_trl` turns anything
-rewardsmith accepts as a reward (names, paths, plain functions, reward-kit
-functions) into it, and passes TRL's own reward-model entries through.
+``rewards/<name>/mean``), sync or async. :func:`to_trl` is the bridge for
+lists: it applies :func:`~rewardsmith.get_reward` to each item (names, paths,
+config entries, plain functions, reward-kit functions) and passes TRL's own
+reward-model modules through.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rewardsmith.core.functions import to_reward
 from rewardsmith.core.registry import get_reward
 from rewardsmith.core.reward import Reward
 
@@ -26,9 +26,7 @@ def _is_model(obj: Any) -> bool:
 def _one(obj: Any) -> Any:
     if isinstance(obj, Reward) or _is_model(obj):
         return obj
-    if isinstance(obj, str):
-        return get_reward(obj)
-    return to_reward(obj)
+    return get_reward(obj)
 
 
 def to_trl(rewards: Any) -> Any:

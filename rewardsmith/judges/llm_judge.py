@@ -8,8 +8,9 @@ retry, cache and cost settings) and map the judge's score to [0, 1].
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
+from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.judges.base import ChatJudge
@@ -65,8 +66,6 @@ class LLMJudge(ChatJudge):
     """
 
     default_name = "llm_judge"
-    column_settings: ClassVar[dict[str, str]] = {"reference": "reference_column"}
-
     rubric: str = DEFAULT_RUBRIC
     template: str = DEFAULT_TEMPLATE
     system_prompt: str | None = DEFAULT_SYSTEM_PROMPT
@@ -75,6 +74,9 @@ class LLMJudge(ChatJudge):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._template(self.template, "template")  # a syntax error is a config error now, not at the first batch
+
+    def inputs(self) -> dict[str, Input]:
+        return {"reference": Column(self.reference_column)}
 
     def messages_for(
         self, completion: str, prompt_messages: Any = None, reference: Any = None, row: dict[str, Any] | None = None

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import islice
-from typing import ClassVar
 
+from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
@@ -170,10 +170,11 @@ class GSM8KAccuracy(Reward):
     default_name = "gsm8k_accuracy"
     score_range = (0.0, 1.0)
 
-    column_settings: ClassVar[dict[str, str]] = {"reference": "answer_column"}
-
     answer_column: str = "answer"
     fallback_last_number: bool = True
+
+    def inputs(self) -> dict[str, Input]:
+        return {"reference": Column(self.answer_column)}
 
     def score(self, completion: str, reference: object) -> RewardResult:
         gold = parse_reference_number(reference)

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from rewardsmith.core.composite import Composite, Steps
+from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.core.functions import to_reward
+from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
-from rewardsmith.core.registry import register_reward
+from rewardsmith.core.registry import get_reward, register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 
@@ -136,7 +138,7 @@ class Length(Reward):
 
 @register_reward("cosine_length", aliases=("cosine",))
 @dataclass
-class CosineLength(Reward):
+class CosineLength(Composite):
     """Correctness scaled by length on a cosine schedule: short correct answers score most, short wrong ones least.
 
     A correct completion scores from ``max_value_correct`` (length 0) down to
@@ -175,31 +177,32 @@ class CosineLength(Reward):
         if self.max_length <= 0:
             raise RewardConfigError(f"reward {self.name!r}: max_length must be positive, got {self.max_length}")
         if self.correctness is not None:
-            self.correctness = to_reward(self.correctness)
+            self.correctness = get_reward(self.correctness)
 
     @property
     def score_range(self) -> tuple[float, float]:  # type: ignore[override]
         values = (self.min_value_wrong, self.max_value_wrong, self.min_value_correct, self.max_value_correct)
         return (min(values), max(values))
 
-    @property
-    def required_columns(self) -> list[str]:
-        return list(self.correctness.required_columns) if self.correctness is not None else [self.correct_column]
+    def components(self) -> list[Reward]:
+        return [self.correctness] if self.correctness is not None else []
 
-    def _correct(self, batch: Batch) -> list[float | None]:
+    def inputs(self) -> dict[str, Input]:
+        return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
+
+    def steps(self, batch: Batch, explain: bool) -> Steps:
+        failed: set[int] = set()
         if self.correctness is not None:
-            results = self.correctness.explain(batch.prompts, batch.completions, batch.completion_ids, **batch.kwargs())
-            return [r.score for r in results]
-        values = batch.column(self.correct_column, self.name)
-        return [None if v is None else float(v) for v in values]
-
-    def score_batch(self, batch: Batch) -> list[Any]:
-        correct = self._correct(batch)
+            (scored,) = yield [(self.correctness, batch)]
+            correct, failed = scored.scores, scored.failed
+        else:
+            values = self.injection.values(batch, "correct") or []
+            correct = [None if v is None else float(v) for v in values]
         ids = batch.completion_ids or [None] * len(batch)
         out: list[Any] = []
         for text, completion_ids, score in zip(batch.texts, ids, correct):
             if score is None:
-                out.append(RewardResult(None, "correctness unknown"))
+                out.append(RewardResult(None, "correctness unknown") if explain else None)
                 continue
             length = measure_length(text, completion_ids, self.unit, self.tokenizer, self.name)
             progress = min(length / self.max_length, 1.0)
@@ -209,8 +212,9 @@ class CosineLength(Reward):
                 (self.min_value_correct, self.max_value_correct) if ok else (self.max_value_wrong, self.min_value_wrong)
             )
             value = low + 0.5 * (high - low) * (1.0 + cosine)
-            out.append(RewardResult(value, f"{'correct' if ok else 'wrong'}, {length} {self.unit}"))
-        return out
+            reason = f"{'correct' if ok else 'wrong'}, {length} {self.unit}"
+            out.append(RewardResult(value, reason) if explain else value)
+        return Scored(out, failed)
 
 
 @register_reward("soft_overlong", aliases=("soft_overlong_punishment",))

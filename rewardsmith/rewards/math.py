@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
@@ -321,19 +322,11 @@ class MathAccuracy(Reward):
     answer_column: str = "answer"
     timeout: float | None = field(default=10.0, kw_only=True)
 
-    @property
-    def required_columns(self) -> list[str]:
-        return [self.answer_column]
-
-    def _extra_inputs(self) -> dict[str, Callable[[Batch], list[Any]]]:
-        column = self.answer_column
-
-        def reference(batch: Batch) -> list[Any]:
-            if not batch.has_column(column) and column == "answer" and batch.has_column("solution"):
-                return batch.column("solution", self.name)
-            return batch.column(column, self.name)
-
-        return {"reference": reference}
+    def inputs(self) -> dict[str, Input]:
+        # MATH-style data has a worked `solution` whose last \boxed{} is the answer; it serves when there is
+        # no `answer` column.
+        fallbacks = ("solution",) if self.answer_column == "answer" else ()
+        return {"reference": Column(self.answer_column, *fallbacks)}
 
     def _library_timeout(self) -> int | None:
         # math-verify's own timeouts use signals: only on the main thread, and only when

@@ -8,8 +8,9 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
+from rewardsmith.core.injection import Column, Input, Value
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
@@ -99,14 +100,8 @@ class JSONSchema(Reward):
     schema_column: str = "schema"
     partial_credit: bool = False
 
-    @property
-    def required_columns(self) -> list[str]:
-        return [] if self.schema is not None else [self.schema_column]
-
-    def _extra_inputs(self) -> dict[str, Any]:
-        if self.schema is not None:
-            return {"row_schema": lambda batch: [self.schema] * len(batch)}
-        return {"row_schema": lambda batch: batch.column(self.schema_column, self.name)}
+    def inputs(self) -> dict[str, Input]:
+        return {"row_schema": Value(self.schema) if self.schema is not None else Column(self.schema_column)}
 
     def score(self, completion: str, row_schema: Any) -> RewardResult:
         if row_schema is None:
@@ -242,11 +237,12 @@ class ToolCallMatch(Reward):
 
     default_name = "tool_call_match"
     score_range = (0.0, 1.0)
-    column_settings: ClassVar[dict[str, str]] = {"expected": "expected_column"}
-
     expected_column: str = "tool_calls"
     ordered: bool = False
     partial_credit: bool = True
+
+    def inputs(self) -> dict[str, Input]:
+        return {"expected": Column(self.expected_column)}
 
     def score(self, completion: str, completion_messages: list[dict[str, Any]], expected: Any) -> RewardResult:
         want = normalise_tool_calls(expected)
