@@ -6,8 +6,12 @@ BIN := $(VENV)/bin
 # while an unpinned torch would pull several GB of CUDA packages.
 TORCH_SPEC ?= torch==2.13.0
 STAMP := $(VENV)/.installed
+# Wheels of the core's dependencies (no extras), for the test that installs the built wheel alone in a fresh,
+# offline virtual environment and checks that it works without torch.
+WHEELHOUSE := .cache/wheelhouse
+WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
 
-.PHONY: install demo test test-fast lint format bench clean browser
+.PHONY: install demo test test-fast lint format bench clean browser wheelhouse
 
 install: $(STAMP)
 
@@ -15,14 +19,21 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
 	touch $(STAMP)
+
+wheelhouse: $(WHEELHOUSE_STAMP)
+
+$(WHEELHOUSE_STAMP): pyproject.toml $(STAMP)
+	mkdir -p $(WHEELHOUSE)
+	$(BIN)/python -m pip download --quiet --dest $(WHEELHOUSE) . setuptools wheel
+	touch $(WHEELHOUSE_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/rewardsmith demo
 
-test: $(STAMP) browser
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+test: $(STAMP) browser wheelhouse
+	REWARDSMITH_WHEELHOUSE=$(WHEELHOUSE) $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 # The evaluation report's test renders it in headless Chromium (Debian's package). Installed here when
 # missing and apt-get can (as root); elsewhere the test says it is skipped and why.

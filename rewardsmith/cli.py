@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
+from rewardsmith.core.extras import require_extra
 
 app = typer.Typer(
     name="rewardsmith",
@@ -100,9 +101,10 @@ def train(
     ] = False,
 ) -> None:
     """Train with GRPO from a config: rewards, dataset, model, TRL trainer settings."""
-    from rewardsmith.train.recipe import run
-
     try:
+        require_extra("train", "rewardsmith train")
+        from rewardsmith.train.recipe import run
+
         run(config, list(overrides or []), dry_run=dry_run, console=console)
     except RewardsmithError as exc:
         _fail(exc)
@@ -231,9 +233,10 @@ def demo(
     max_steps: Annotated[int | None, typer.Option(help="Train for fewer steps than the demo config's.")] = None,
 ) -> None:
     """Train the offline tiny model on the bundled task and show the reward rising (no downloads)."""
-    from rewardsmith.demo import train_demo
-
     try:
+        require_extra("train", "rewardsmith demo (a training run)")
+        from rewardsmith.demo import train_demo
+
         train_demo(output_dir, max_steps, console=console)
     except RewardsmithError as exc:
         _fail(exc)

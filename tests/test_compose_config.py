@@ -172,7 +172,7 @@ def test_kwargs_reach_the_reward_including_engine_settings():
             [{"name": "think_format", "kwargs": {"stritc": True}}],
             None,
             RewardConfigError,
-            r"does not take these settings .*'stritc'.*It accepts: strict",
+            r"has no setting 'stritc'. Did you mean: strict\? It accepts: strict",
         ),
         ([], None, RewardConfigError, r"no rewards given"),
         (42, None, RewardConfigError, r"list of entries or a comma-separated string"),

@@ -93,7 +93,7 @@ class Column(Input):
             if batch.has_column(name):
                 return batch.column(name, reward_name)
         if self.required:
-            raise batch.missing_column_error(self.describe(), reward_name)
+            raise batch.missing_column_error(self.name, reward_name, self.fallbacks)
         return None
 
 
@@ -245,9 +245,10 @@ class Injection:
 
     def check(self, batch: Batch) -> None:
         """Raise the clear error for the first required column the batch lacks."""
-        missing = self.missing(batch.column_names)
-        if missing:
-            raise batch.missing_column_error(missing[0], self.reward_name)
+        have = batch.column_names
+        for column in self._columns(True):
+            if column.found(have) is None:
+                raise batch.missing_column_error(column.name, self.reward_name, column.fallbacks)
 
     # -- filling parameters ---------------------------------------------------------------------------
 

@@ -284,16 +284,17 @@ class Batch:
             self.raw_columns[name] = values
         return values
 
-    def missing_column_error(self, name: str, reward_name: str) -> MissingColumnError:
-        """The error for a needed column that is not in the batch."""
+    def missing_column_error(self, name: str, reward_name: str, fallbacks: Sequence[str] = ()) -> MissingColumnError:
+        """The error for a needed column (which ``fallbacks`` could stand in for) that is not in the batch."""
         have = ", ".join(sorted(self.raw_columns)) or "none"
         hint = ""
         if name in self.extras and name not in RESERVED_KWARGS:
             hint = f" ({name!r} was passed as a single value; columns are lists with one value per completion)"
+        alternatives = f" (or {', '.join(map(repr, fallbacks))})" if fallbacks else ""
         return MissingColumnError(
-            f"reward {reward_name!r} needs the dataset column {name!r}, which this batch does not have{hint}. "
-            f"Columns present: {have}. Add the column to the dataset, rename an existing one to {name!r}, "
-            "or give the reward a default for it."
+            f"reward {reward_name!r} needs the dataset column {name!r}{alternatives}, which this batch does not "
+            f"have{hint}. Columns present: {have}. Add the column to the dataset, rename an existing one to "
+            f"{name!r}, or give the reward a default for it."
         )
 
     @property

@@ -169,12 +169,25 @@ def _construct(factory: Any, settings: dict[str, Any], label: str) -> Any:
         inspect.signature(factory).bind(**settings)
     except TypeError as exc:
         accepted = _accepted_settings(factory)
+        unknown = [k for k in settings if k not in accepted]
+        if unknown and not _takes_kwargs(factory):
+            hint = did_you_mean(unknown[0], accepted)
+            raise RewardConfigError(
+                f"reward {label!r} has no setting {unknown[0]!r}.{hint} It accepts: {', '.join(accepted) or 'none'}"
+            ) from exc
         raise RewardConfigError(
             f"reward {label!r} does not take these settings ({exc}). It accepts: {', '.join(accepted) or 'none'}"
         ) from exc
     except ValueError:
         pass
     return factory(**settings)
+
+
+def _takes_kwargs(factory: Any) -> bool:
+    try:
+        return any(p.kind is p.VAR_KEYWORD for p in inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return True
 
 
 def _accepted_settings(factory: Any) -> list[str]:
@@ -209,21 +222,24 @@ def _from_name(spec: str, settings: dict[str, Any]) -> Reward:
     return _instantiate(target, dict(settings), spec)
 
 
-def _from_entry(entry: Mapping[str, Any], settings: dict[str, Any], path: str = "reward") -> Reward:
+def _from_entry(entry: Mapping[str, Any], settings: dict[str, Any], path: str = "") -> Reward:
+    where = f"{path}: " if path else ""
     if "name" in entry:
         unknown = [k for k in entry if k not in ("name", "kwargs", "as")]
         if unknown:
             hint = did_you_mean(str(unknown[0]), ["name", "kwargs", "as"])
             extra = " (weights belong to a list of rewards: see rewards_from_config)" if "weight" in unknown else ""
-            raise RewardConfigError(f"{path}: unknown key {unknown[0]!r} in a reward entry.{hint}{extra}")
+            raise RewardConfigError(f"{where}unknown key {unknown[0]!r} in a reward entry.{hint}{extra}")
         name, kwargs = entry["name"], entry.get("kwargs") or {}
         if not isinstance(name, str):
-            raise RewardConfigError(f"{path}.name takes a reward name or path, got {name!r}")
+            raise RewardConfigError(f"{where}name takes a reward name or path, got {name!r}")
         if not isinstance(kwargs, Mapping):
-            raise RewardConfigError(f"{path}.kwargs takes a mapping of settings, got {kwargs!r}")
+            raise RewardConfigError(f"{where}kwargs takes a mapping of settings, got {kwargs!r}")
         try:
             made = _from_name(name, {**kwargs, **settings})
         except RewardConfigError as exc:
+            if not path:
+                raise
             raise type(exc)(f"{path}: {exc}") from exc
         return made.named(entry["as"]) if "as" in entry else made
     load_plugins()
@@ -231,13 +247,13 @@ def _from_entry(entry: Mapping[str, Any], settings: dict[str, Any], path: str = 
     if len(kinds) != 1:
         known = ["name", *_ENTRY_KINDS]
         if kinds:
-            raise RewardConfigError(f"{path}: an entry is one reward; it has {' and '.join(map(repr, kinds))}")
+            raise RewardConfigError(f"{where}an entry is one reward; it has {' and '.join(map(repr, kinds))}")
         hint = did_you_mean(str(next(iter(entry), "")), known) if entry else ""
         got = ", ".join(map(repr, entry)) or "none"
-        raise RewardConfigError(f"{path}: a reward entry needs one of the keys {', '.join(known)}; got {got}.{hint}")
+        raise RewardConfigError(f"{where}a reward entry needs one of the keys {', '.join(known)}; got {got}.{hint}")
     if settings:
-        raise RewardConfigError(f"{path}: settings go inside the entry (a {kinds[0]!r} entry takes none here)")
-    return _ENTRY_KINDS[kinds[0]](entry, path)
+        raise RewardConfigError(f"{where}settings go inside the entry (a {kinds[0]!r} entry takes none here)")
+    return _ENTRY_KINDS[kinds[0]](entry, path or kinds[0])
 
 
 def get_reward(spec: Any, /, **settings: Any) -> Reward:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from rewardsmith.core.errors import RewardReturnError
+from rewardsmith.core.errors import RewardReturnError, RewardsmithError
 
 __all__ = ["Failure", "NonFiniteScore", "RewardResult", "to_result", "to_score", "to_scores"]
 
@@ -78,7 +78,7 @@ class Failure:
         return self.message
 
 
-class NonFiniteScore(ValueError):
+class NonFiniteScore(RewardsmithError, ValueError):
     """A reward returned +inf or -inf for one sample."""
 
 

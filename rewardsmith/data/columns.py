@@ -52,7 +52,8 @@ def check_columns(dataset: Any, rewards: Any, *, raise_error: bool = True) -> li
     ``rewards`` is anything ``get_rewards`` takes: rewards, names, TRL
     functions, a list of them or a comma-separated string. A reward "needs" the
     columns in its ``required_columns`` (parameters without defaults that are
-    not built-in inputs). With ``raise_error`` (the default) a
+    not built-in inputs); a column with fallbacks is satisfied by any of them
+    (``math_accuracy`` reads ``answer``, or ``solution`` when there is none). With ``raise_error`` (the default) a
     :class:`~rewardsmith.MissingColumnError` lists all of them at once, with
     the columns the dataset has; otherwise the list is returned (empty when
     every reward can run).
@@ -69,7 +70,7 @@ def check_columns(dataset: Any, rewards: Any, *, raise_error: bool = True) -> li
     have = dataset_columns(dataset)
     problems = []
     for made in get_rewards(rewards):
-        missing = [c for c in made.required_columns if c not in have]
+        missing = made.missing_columns(have)
         if missing:
             problems.append(MissingColumns(made.name, missing))
     if problems and raise_error:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from rewardsmith.core.errors import DatasetError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.plugins import load_plugins
 from rewardsmith.data.jsonfiles import is_blank_file, json_problem
 
@@ -92,6 +93,7 @@ def load_source(
         num_rows: 2
     })
     """
+    require_extra("eval", "loading a dataset")
     if not isinstance(split, str) or not split.strip():
         raise DatasetError(f"split must be a split name such as 'train' or 'test', got {split!r}")
     if streaming and "[" in split:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.core.errors import DatasetError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.inputs import completion_text, prompt_text
 from rewardsmith.data.converters import Converter
 from rewardsmith.data.loading import AnyDataset, describe_source, load_source
@@ -92,6 +93,7 @@ def prepare_dataset(
     >>> ds[0]["answer"], ds.column_names
     ('5', ['question', 'answer', 'prompt', 'solution'])
     """
+    require_extra("eval", "preparing a dataset")
     conv = get_converter(converter, **converter_settings)
     template = PromptTemplate(format_template, template_format) if format_template is not None else None
     if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rewardsmith.core.extras import require_extra
 from rewardsmith.evaluation.generation import GenerationConfig
 from rewardsmith.evaluation.openai_backend import OpenAIGenerator
 
@@ -19,6 +20,7 @@ def make_generator(config: GenerationConfig) -> Any:
     backend = config.resolved_backend
     if backend == "openai":
         return OpenAIGenerator(config)
+    require_extra("models", f"generating with the {backend} backend")
     from rewardsmith.evaluation.local import TransformersGenerator, VLLMGenerator  # torch, only when asked for
 
     return TransformersGenerator(config) if backend == "transformers" else VLLMGenerator(config)

@@ -36,6 +36,7 @@ from typing import Any
 
 from rewardsmith.compose.config import rewards_from_config
 from rewardsmith.core.errors import DatasetError, RewardConfigError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.reward import Reward
 from rewardsmith.data.columns import check_columns
 from rewardsmith.data.loading import describe_source
@@ -127,6 +128,7 @@ def evaluate(
     >>> report.mean("gsm8k_accuracy"), report.complete, report.summary["rows"]
     (0.5, True, 2)
     """
+    require_extra("eval", "an evaluation job")
     made, _ = rewards_from_config(rewards)
     gen = GenerationConfig.of(generation) if generation is not None else None
     if (completions_column is None) == (gen is None):

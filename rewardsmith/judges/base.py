@@ -279,7 +279,8 @@ class ChatJudge(AsyncReward):
         """The retry settings as a :class:`~rewardsmith.http.retry.RetryPolicy`."""
         return RetryPolicy(self.max_retries, self.backoff, self.max_backoff, self.max_wait)
 
-    def _template(self, source: str, what: str) -> Any:
+    def template_for(self, source: str, what: str) -> Any:
+        """The compiled Jinja template of ``source`` (compiled once per judge; ``what`` names it in errors)."""
         from rewardsmith.judges.templates import compile_template
 
         templates = self._state()["templates"]
@@ -289,7 +290,7 @@ class ChatJudge(AsyncReward):
 
     # -- asking ---------------------------------------------------------------------------------------
 
-    def _check_ready(self) -> str | None:
+    def check_ready(self) -> str | None:
         """Raise a clear error for what would make every request fail; return the API key (or ``None``)."""
         if not isinstance(self.model, str) or not self.model.strip():
             raise RewardConfigError(
@@ -394,10 +395,10 @@ class ChatJudge(AsyncReward):
             self.usage.add(session.usage)
 
     async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
-        secret = self._check_ready()
+        secret = self.check_ready()
         rows = self.injection.rows(batch)
         if rows:
-            self._preflight(rows[0])
+            self.preflight(rows[0])
         cache = self._state().get("cache")
         if cache is not None:
             cache.open()
@@ -406,10 +407,10 @@ class ChatJudge(AsyncReward):
         self._log_batch(batch, session.usage, results)
         return results
 
-    def _preflight(self, row: dict[str, Any]) -> None:
+    def preflight(self, row: dict[str, Any]) -> None:
         """Build the first sample's request before any is sent, so that a broken template is a config error."""
 
-    def _batch_metrics(self, results: Sequence[Any]) -> dict[str, float]:
+    def batch_metrics(self, results: Sequence[Any]) -> dict[str, float]:
         """Extra per-batch metrics to log (subclasses add theirs)."""
         return {}
 
@@ -428,7 +429,7 @@ class ChatJudge(AsyncReward):
         log(f"{name}/completion_tokens", float(usage.completion_tokens))
         if self._priced:
             log(f"{name}/cost_usd", usage.cost_usd)
-        for key, value in self._batch_metrics(results).items():
+        for key, value in self.batch_metrics(results).items():
             log(f"{name}/{key}", value)
 
 

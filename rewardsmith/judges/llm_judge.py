@@ -7,10 +7,12 @@ retry, cache and cost settings) and map the judge's score to [0, 1].
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.core.injection import Column, Input
+from rewardsmith.core.injection import Column, Computed, Input
+from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.judges.base import ChatJudge
@@ -22,6 +24,7 @@ from rewardsmith.judges.templates import (
     defuse,
     format_prompt,
     render,
+    row_columns,
 )
 from rewardsmith.judges.verdict import fmt_number
 
@@ -73,10 +76,13 @@ class LLMJudge(ChatJudge):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._template(self.template, "template")  # a syntax error is a config error now, not at the first batch
+        self.template_for(self.template, "template")  # a syntax error is a config error now, not at the first batch
 
     def inputs(self) -> dict[str, Input]:
-        return {"reference": Column(self.reference_column)}
+        # The template names the columns it reads as row.<column>; one that uses `row` as a whole gets them all.
+        columns = row_columns(self.template)
+        row = Computed(functools.partial(_row_values, columns=columns), columns or ())
+        return {"reference": Column(self.reference_column), "row": row}
 
     def messages_for(
         self, completion: str, prompt_messages: Any = None, reference: Any = None, row: dict[str, Any] | None = None
@@ -99,17 +105,17 @@ class LLMJudge(ChatJudge):
             "scale_max": fmt_number(self.scale[1]),
             "row": dict(row or {}),
         }
-        user = render(self._template(self.template, "template"), variables)
+        user = render(self.template_for(self.template, "template"), variables)
         messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         return [*messages, {"role": "user", "content": user}]
 
-    def _preflight(self, row: dict[str, Any]) -> None:
-        row = dict(row)
-        self.messages_for(row.pop("completion"), row.pop("prompt_messages", None), row.pop("reference", None), row)
+    def preflight(self, row: dict[str, Any]) -> None:
+        self.messages_for(row["completion"], row.get("prompt_messages"), row.get("reference"), row.get("row"))
 
     async def score(
-        self, completion: str, prompt_messages: Any = None, reference: Any = None, **row: Any
+        self, completion: str, prompt_messages: Any = None, reference: Any = None, row: Any = None
     ) -> RewardResult:
+        """Ask the judge about one sample (``row``: the dataset columns the template reads)."""
         judgement = await self.judge(self.messages_for(completion, prompt_messages, reference, row))
         score = self.require_verdict(judgement)
         return RewardResult(score, judgement.verdict.reason, judgement.metrics())
@@ -143,8 +149,16 @@ class ReferenceFidelity(LLMJudge):
     template: str = FIDELITY_TEMPLATE
 
     async def score(  # type: ignore[override]
-        self, completion: str, reference: Any, prompt_messages: Any = None, **row: Any
+        self, completion: str, reference: Any, prompt_messages: Any = None, row: Any = None
     ) -> RewardResult:
         if reference is None or (isinstance(reference, str) and not reference.strip()):
             return RewardResult(None, "no reference answer for this row")
-        return await super().score(completion, prompt_messages, reference, **row)
+        return await super().score(completion, prompt_messages, reference, row)
+
+
+def _row_values(batch: Batch, columns: tuple[str, ...] | None) -> list[dict[str, Any]]:
+    """For each sample, the named columns the batch has (``None``: every column), what a template reads as ``row``."""
+    names = batch.column_names if columns is None else columns
+    present = [c for c in names if batch.has_column(c) and len(batch.raw_columns[c]) == len(batch)]
+    lists = [batch.column(c) for c in present]
+    return [dict(zip(present, values)) for values in zip(*lists)] if present else [{} for _ in range(len(batch))]

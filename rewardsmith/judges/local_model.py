@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.inputs import Batch, as_messages
 from rewardsmith.core.reward import Reward
 
@@ -127,10 +128,11 @@ class LocalModelReward(Reward):
 
     # -- loading ---------------------------------------------------------------------------------------
 
-    def _auto_class(self) -> Any:
+    def model_class(self) -> Any:
+        """The ``transformers`` auto class that loads this reward's checkpoint (subclasses say which)."""
         raise NotImplementedError
 
-    def _check_loaded(self, model: Any, info: dict[str, Any]) -> None:
+    def check_loaded(self, model: Any, info: dict[str, Any]) -> None:
         """Raise if the checkpoint cannot be what this reward needs (subclasses check their heads)."""
 
     def loaded(self) -> tuple[Any, Any, str]:
@@ -145,6 +147,7 @@ class LocalModelReward(Reward):
         return held
 
     def _load(self) -> tuple[Any, Any, str]:
+        require_extra("models", f"reward {self.name!r}")
         if not isinstance(self.model, str) or not self.model.strip():
             raise RewardConfigError(f"reward {self.name!r}: set model= to a Hub id or a local model folder")
         from transformers import AutoTokenizer
@@ -152,7 +155,7 @@ class LocalModelReward(Reward):
         device = resolve_device(self.device)
         options = {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
         try:
-            model, info = self._auto_class().from_pretrained(
+            model, info = self.model_class().from_pretrained(
                 self.model, dtype=resolve_dtype(self.dtype, device), output_loading_info=True, **options
             )
             tokenizer = AutoTokenizer.from_pretrained(self.tokenizer or self.model, **options)
@@ -161,7 +164,7 @@ class LocalModelReward(Reward):
                 f"reward {self.name!r} cannot load {self.model!r}: {exc}. Give a local folder, or a Hub id "
                 "that this machine can download (or has in its Hugging Face cache)"
             ) from exc
-        self._check_loaded(model, info)
+        self.check_loaded(model, info)
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         tokenizer.truncation_side = "left"
@@ -177,7 +180,8 @@ class LocalModelReward(Reward):
 
     # -- text -----------------------------------------------------------------------------------------
 
-    def _max_length(self, tokenizer: Any) -> int | None:
+    def input_limit(self, tokenizer: Any) -> int | None:
+        """The most tokens one input may have: ``max_length``, else the tokenizer's limit (``None``: no limit)."""
         if self.max_length is not None:
             return self.max_length
         limit = getattr(tokenizer, "model_max_length", None)

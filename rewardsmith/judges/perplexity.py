@@ -89,7 +89,7 @@ class Perplexity(LocalModelReward):
     def name(self) -> str:
         return self.__dict__.get("_name") or "perplexity"
 
-    def _auto_class(self) -> Any:
+    def model_class(self) -> Any:
         from transformers import AutoModelForCausalLM
 
         return AutoModelForCausalLM
@@ -110,7 +110,7 @@ class Perplexity(LocalModelReward):
 
     def _token_ids(self, batch: Batch, tokenizer: Any) -> list[tuple[list[int], int]]:
         """Per sample: the ids (prefix then completion) and where the completion starts."""
-        limit = self._max_length(tokenizer)
+        limit = self.input_limit(tokenizer)
         out = []
         for i, completion in enumerate(batch.texts):
             prefix, templated = self._prefix(batch, i, tokenizer)

@@ -139,7 +139,7 @@ class Principles(ChatJudge):
             raise RewardConfigError(f"reward {name!r}: principle weights must be >= 0 and not all 0")
         self.__dict__["_parsed"] = parsed
         for p in parsed:
-            self._template(p.template or self.template, f"template of principle {p.name!r}")
+            self.template_for(p.template or self.template, f"template of principle {p.name!r}")
 
     @property
     def parsed_principles(self) -> list[Principle]:
@@ -151,13 +151,13 @@ class Principles(ChatJudge):
         if "_parsed" not in self.__dict__:
             self.__dict__["_parsed"] = [_principle(p, self.name) for p in self.principles]
 
-    def _check_ready(self) -> str | None:
+    def check_ready(self) -> str | None:
         if not self.parsed_principles:
             raise RewardConfigError(
                 f"reward {self.name!r} has no principles; give principles=[...] (built in: "
                 f"{', '.join(sorted(PRINCIPLE_LIBRARY))}, or {{name, rubric, weight}} dicts)"
             )
-        return super()._check_ready()
+        return super().check_ready()
 
     def messages_for(self, principle: Principle, completion: str, prompt_messages: Any = None) -> list[dict[str, str]]:
         """The chat messages sent to the judge for one principle and one sample."""
@@ -172,11 +172,11 @@ class Principles(ChatJudge):
             "row": {},
         }
         what = f"template of principle {principle.name!r}"
-        user = render(self._template(principle.template or self.template, what), variables, what)
+        user = render(self.template_for(principle.template or self.template, what), variables, what)
         messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         return [*messages, {"role": "user", "content": user}]
 
-    def _preflight(self, row: dict[str, Any]) -> None:
+    def preflight(self, row: dict[str, Any]) -> None:
         for principle in self.parsed_principles:
             self.messages_for(principle, row["completion"], row.get("prompt_messages"))
 
@@ -202,7 +202,7 @@ class Principles(ChatJudge):
         metrics["cached"] = float(all(j.cached for j in judgements))
         return RewardResult(total / weights, "; ".join(reasons), metrics)
 
-    def _batch_metrics(self, results: Sequence[Any]) -> dict[str, float]:
+    def batch_metrics(self, results: Sequence[Any]) -> dict[str, float]:
         out = {}
         for principle in self.parsed_principles:
             mean = mean_metric(results, principle.name)

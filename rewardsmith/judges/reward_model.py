@@ -89,12 +89,12 @@ class RewardModel(LocalModelReward):
         """(0, 1) with ``normalize="sigmoid"``; unbounded (``None``) otherwise."""
         return (0.0, 1.0) if self.normalize == "sigmoid" else None
 
-    def _auto_class(self) -> Any:
+    def model_class(self) -> Any:
         from transformers import AutoModelForSequenceClassification
 
         return AutoModelForSequenceClassification
 
-    def _check_loaded(self, model: Any, info: dict[str, Any]) -> None:
+    def check_loaded(self, model: Any, info: dict[str, Any]) -> None:
         head = [k for k in info.get("missing_keys", ()) if k.split(".")[0] in ("score", "classifier", "v_head")]
         if head:
             raise RewardConfigError(
@@ -113,7 +113,7 @@ class RewardModel(LocalModelReward):
         import torch
 
         model, tokenizer, device = self.loaded()
-        max_length = self._max_length(tokenizer)
+        max_length = self.input_limit(tokenizer)
         out: list[float] = [0.0] * len(texts)
         for indices in length_sorted_batches([len(t) for t in texts], self.batch_size):
             inputs = tokenizer(

@@ -36,6 +36,7 @@ __all__ = [
     "compile_template",
     "defuse",
     "format_prompt",
+    "row_columns",
 ]
 
 #: Tags that delimit inputs in the built-in templates.
@@ -149,6 +150,41 @@ def compile_template(source: str, what: str = "template") -> Any:
         raise RewardConfigError(
             f"the judge's {what} is not a valid Jinja2 template: {exc} (line {exc.lineno})"
         ) from exc
+
+
+def row_columns(source: str) -> tuple[str, ...] | None:
+    """The dataset columns a template reads through ``row`` (``None``: it reads ``row`` as a whole).
+
+    ``{{ row.difficulty }}`` and ``{{ row["topic"] }}`` name their columns;
+    anything else done with ``row`` (a loop over it, ``row[key]``) may read
+    any column.
+
+    >>> row_columns("Level {{ row.difficulty }} ({{ row['topic'] }}): {{ completion }}")
+    ('difficulty', 'topic')
+    >>> row_columns("{% for k, v in row.items() %}{{ k }}={{ v }} {% endfor %}") is None
+    True
+    """
+    from jinja2 import nodes
+    from jinja2.sandbox import SandboxedEnvironment
+
+    try:
+        tree = SandboxedEnvironment().parse(source)
+    except Exception:  # a syntax error is reported when the template is compiled
+        return ()
+    named: list[str] = []
+    through: set[int] = set()  # the `row` names that are the object of a `row.x` or `row["x"]`
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        target = node.node
+        if not (isinstance(target, nodes.Name) and target.name == "row"):
+            continue
+        key = node.attr if isinstance(node, nodes.Getattr) else getattr(node.arg, "value", None)
+        if isinstance(key, str) and key not in ("items", "keys", "values", "get"):
+            named.append(key)
+            through.add(id(target))
+    uses = [n for n in tree.find_all(nodes.Name) if n.name == "row"]
+    if any(id(n) not in through for n in uses):
+        return None
+    return tuple(dict.fromkeys(named))
 
 
 def render(template: Any, variables: Mapping[str, Any], what: str = "template") -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from rewardsmith.core.errors import RewardsmithError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
@@ -36,7 +37,7 @@ _OPERATORS = {
 }
 
 
-class InvalidEquation(ValueError):
+class InvalidEquation(RewardsmithError, ValueError):
     """The answer is not an allowed arithmetic expression."""
 
 

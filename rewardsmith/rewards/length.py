@@ -18,6 +18,7 @@ from typing import Any, Literal
 from rewardsmith.core.composite import Composite, Steps
 from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import get_reward, register_reward
@@ -32,6 +33,7 @@ _UNITS = ("tokens", "words", "chars")
 
 @lru_cache(maxsize=4)
 def _tokenizer(name: str) -> Any:
+    require_extra("models", "counting tokens with a tokenizer", ["transformers"])
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(name)

@@ -26,5 +26,8 @@ def __getattr__(name: str) -> Any:
     if name in _WHERE:
         import importlib
 
+        from rewardsmith.core.extras import require_extra
+
+        require_extra("train", "training")
         return getattr(importlib.import_module(_WHERE[name]), name)
     raise AttributeError(f"module 'rewardsmith.train' has no attribute {name!r}")
