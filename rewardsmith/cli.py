@@ -93,17 +93,22 @@ def rewards_show(
 def train(
     config: Annotated[Path, typer.Argument(help="The YAML training config.")],
     overrides: Annotated[
-        list[str] | None, typer.Argument(help="Dotted overrides such as trainer.learning_rate=3e-3.")
+        list[str] | None,
+        typer.Argument(help="Overrides such as trainer.learning_rate=3e-3, or max_steps=2 for a training argument."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Resolve and check everything and print the plan; load no model.")
+    ] = False,
+    check_endpoints: Annotated[
+        bool,
+        typer.Option("--check-endpoints", help="Also send one real request to every judge endpoint the rewards use."),
     ] = False,
 ) -> None:
     """Train with GRPO from a config: rewards, dataset, model, TRL trainer settings."""
     from rewardsmith.train.recipe import run
 
     try:
-        run(config, list(overrides or []), dry_run=dry_run, console=console)
+        run(config, list(overrides or []), dry_run=dry_run, console=console, check_endpoints=check_endpoints)
     except RewardsmithError as exc:
         _fail(exc)
 

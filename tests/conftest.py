@@ -39,3 +39,15 @@ def tiny_reward_model() -> Path:
     from rewardsmith.train.tiny_model import build_tiny_reward_model
 
     return build_tiny_reward_model(CACHE / "tiny-reward-model")
+
+
+@pytest.fixture
+def no_model_loading(monkeypatch):
+    """Fail loudly if anything tries to load model weights (the tiny model's config is built in the repo's cache)."""
+    import transformers
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("model weights were loaded")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+    monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
