@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -51,3 +52,16 @@ def no_model_loading(monkeypatch):
 
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
     monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
+
+
+@pytest.fixture
+def forget_rewards():
+    """A list for the names of rewards a test registers: unregistered afterwards, so other tests see the registry
+    as it was."""
+    from rewardsmith.core.registry import unregister_reward
+
+    names: list[str] = []
+    yield names
+    for name in names:
+        with contextlib.suppress(LookupError):
+            unregister_reward(name)

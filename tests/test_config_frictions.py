@@ -193,11 +193,13 @@ from rewardsmith import register_reward
 
 @register_reward("{name}")
 def {name}(completion: str) -> float:
+    '''1 when the completion has an answer tag.'''
     return float("<answer>" in completion)
 """
 
 
-def test_imports_make_registered_rewards_known_by_name(tmp_path, no_model_loading):
+def test_imports_make_registered_rewards_known_by_name(tmp_path, no_model_loading, forget_rewards):
+    forget_rewards += ["says_answer_from_file", "says_answer_from_module"]
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "my_rewards.py").write_text(REWARDS_FILE.format(name="says_answer_from_file"))

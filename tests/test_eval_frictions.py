@@ -35,6 +35,7 @@ REGISTERED = textwrap.dedent(
 
     @register_reward("{name}")
     def {name}(completion: str, solution: str) -> float:
+        '''1 when the completion contains the solution.'''
         return float(solution in completion)
     """
 )
@@ -143,7 +144,8 @@ def test_a_generation_backend_that_cannot_start_writes_nothing(tmp_path):
 # -- 4. imports -------------------------------------------------------------------------------------------------
 
 
-def test_eval_config_imports_are_found_beside_the_config(tmp_path, monkeypatch):
+def test_eval_config_imports_are_found_beside_the_config(tmp_path, monkeypatch, forget_rewards):
+    forget_rewards.append("says_solution_eval_config")
     project = tmp_path / "project"
     project.mkdir()
     (project / "team_rewards.py").write_text(REGISTERED.format(name="says_solution_eval_config"))
@@ -165,7 +167,8 @@ def test_eval_config_imports_are_found_beside_the_config(tmp_path, monkeypatch):
     ] == pytest.approx(0.5)
 
 
-def test_import_option_takes_modules_and_files(tmp_path, monkeypatch):
+def test_import_option_takes_modules_and_files(tmp_path, monkeypatch, forget_rewards):
+    forget_rewards += ["says_solution_eval_module", "says_solution_eval_file"]
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "eval_module_rewards.py").write_text(REGISTERED.format(name="says_solution_eval_module"))
     (tmp_path / "local_rewards.py").write_text(REGISTERED.format(name="says_solution_eval_file"))
