@@ -14,7 +14,7 @@ from typing import Any
 
 from rewardsmith.http.retry import EndpointRequestError, RetryPolicy, send_with_retries
 
-__all__ = ["ChatAnswer", "EndpointAdvice", "post_chat"]
+__all__ = ["ChatAnswer", "EndpointAdvice", "check_chat_endpoint", "post_chat"]
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,54 @@ class EndpointAdvice:
     def unreachable(self) -> str:
         """The advice when nothing answered."""
         return f"Nothing answered at {self.base_url}: is the server running, and is base_url right?"
+
+
+def check_chat_endpoint(
+    base_url: str,
+    body: dict[str, Any],
+    advice: EndpointAdvice,
+    *,
+    secret: str | None,
+    timeout: float = 30.0,
+    error: type[EndpointRequestError] = EndpointRequestError,
+) -> ChatAnswer:
+    """Send one chat request to check an endpoint before a run (one quick retry at most); its answer, or ``error``.
+
+    The error says what to fix (``advice``): a rejected key, an unknown model
+    or path, or no server answering at ``base_url``.
+
+    >>> from rewardsmith.http.testing import LocalChatServer
+    >>> with LocalChatServer(lambda request: "OK") as server:
+    ...     answer = check_chat_endpoint(server.base_url, {"model": "m", "messages": []},
+    ...                                  EndpointAdvice(server.base_url, "m", None), secret=None)
+    >>> answer.content
+    'OK'
+    """
+    import contextlib
+
+    from rewardsmith.core.async_reward import run_sync
+    from rewardsmith.http.transport import HTTPSender, proxy_for
+
+    async def ask() -> ChatAnswer:
+        sender = HTTPSender({"Authorization": f"Bearer {secret}"} if secret else {}, proxy_for(base_url))
+        try:
+            return await post_chat(
+                lambda: contextlib.nullcontext(sender),
+                base_url.rstrip("/") + "/chat/completions",
+                body,
+                policy=RetryPolicy(max_retries=1, backoff=0.2, max_backoff=1.0, max_wait=5.0),
+                timeout=timeout,
+                secret=secret,
+                endpoint=f"the endpoint {base_url}",
+                error=error,
+                advice=advice,
+            )
+        finally:
+            await sender.aclose()
+
+    try:
+        return run_sync(ask())
+    except EndpointRequestError as exc:
+        if not exc.connection:
+            raise
+        raise error(f"{exc}. {advice.unreachable()}", attempts=exc.attempts, connection=True) from None

@@ -40,7 +40,7 @@ from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import Failure, RewardResult
-from rewardsmith.http.chat import ChatAnswer, EndpointAdvice, post_chat
+from rewardsmith.http.chat import ChatAnswer, EndpointAdvice, check_chat_endpoint, post_chat
 from rewardsmith.http.ratelimit import RateLimiter
 from rewardsmith.http.retry import EndpointRequestError, RetryPolicy
 from rewardsmith.http.transport import HTTPSender, proxy_for
@@ -395,36 +395,11 @@ class ChatJudge(AsyncReward):
         ...     print(judge.check_endpoint().replace(server.base_url, "URL"))
         model 'judge' at URL answered
         """
-        from rewardsmith.core.async_reward import run_sync
-
         secret = self._check_ready()
         body = {**self.request_body([{"role": "user", "content": "Reply with OK."}]), "max_tokens": 1}
-        policy = RetryPolicy(max_retries=1, backoff=0.2, max_backoff=1.0, max_wait=5.0)
         advice = EndpointAdvice(self.base_url, self.model, self.api_key_env)
-
-        async def ask() -> None:
-            sender = HTTPSender({"Authorization": f"Bearer {secret}"} if secret else {}, proxy_for(self.base_url))
-            try:
-                await post_chat(
-                    lambda: contextlib.nullcontext(sender),
-                    self.base_url.rstrip("/") + "/chat/completions",
-                    body,
-                    policy=policy,
-                    timeout=min(self.request_timeout, 30.0),
-                    secret=secret,
-                    endpoint="the judge endpoint",
-                    error=JudgeRequestError,
-                    advice=advice,
-                )
-            finally:
-                await sender.aclose()
-
-        try:
-            run_sync(ask())
-        except JudgeRequestError as exc:
-            if not exc.connection:
-                raise
-            raise JudgeRequestError(f"{exc}. {advice.unreachable()}", attempts=exc.attempts, connection=True) from None
+        timeout = min(self.request_timeout, 30.0)
+        check_chat_endpoint(self.base_url, body, advice, secret=secret, timeout=timeout, error=JudgeRequestError)
         return f"model {self.model!r} at {self.base_url} answered"
 
     # -- batches --------------------------------------------------------------------------------------

@@ -22,11 +22,11 @@ from typing import Any
 import yaml
 
 from rewardsmith.train.callbacks import RewardConsole, RewardHistory, RunSummary
-from rewardsmith.train.config import ConfigError, TrainConfig, load_config, parse_config
+from rewardsmith.train.config import ConfigError, TrainConfig
 from rewardsmith.train.model import load_model_and_tokenizer, lora_config
 from rewardsmith.train.plan import TrainingPlan, plan_training
 
-__all__ = ["TrainResult", "as_config", "run"]
+__all__ = ["TrainResult", "run"]
 
 logger = logging.getLogger("rewardsmith")
 
@@ -38,15 +38,6 @@ class TrainResult:
     summary: RunSummary
     output_dir: Path
     trainer: Any
-
-
-def as_config(config: TrainConfig | str | Path | dict[str, Any], overrides: list[str] | None = None) -> TrainConfig:
-    """A :class:`TrainConfig` from a config object, a YAML path, or a dict."""
-    if isinstance(config, TrainConfig):
-        return parse_config(config.to_dict(), overrides=overrides) if overrides else config
-    if isinstance(config, dict):
-        return parse_config(config, overrides=overrides)
-    return load_config(config, overrides)
 
 
 def _show_plan(plan: TrainingPlan, console: Any, title: str) -> None:
