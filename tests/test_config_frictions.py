@@ -272,7 +272,7 @@ def test_optional_columns_are_shown_and_absent_ones_warned_about(tmp_path, no_mo
     result = _train(_write(tmp_path, config), "--dry-run")
     out = " ".join(result.output.split())
     assert result.exit_code == 0, result.output
-    assert "reward exact weight 1; reads no columns; optional ground_truth (absent: default used)" in out, out
+    assert "reward exact weight 1; needs no columns; optional ground_truth (absent: its default is used)" in out, out
     assert "warning: reward 'exact' reads the optional column 'ground_truth', which the dataset does not have" in out
     assert "it will use its default" in out and "The dataset has: prompt, solution" in out
     plan = plan_training(_write(tmp_path, config))

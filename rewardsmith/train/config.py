@@ -198,6 +198,11 @@ class ConfigSections:
     What :func:`rewardsmith.train.plan.plan_training` checks further, so that
     a mistake in one section does not hide the mistakes in another.
     ``config`` is the whole :class:`TrainConfig` when every section is valid.
+
+    >>> config = parse_config({"model": {"name_or_path": "m"}, "dataset": {"source": "d.jsonl"}, "rewards": ["a"]})
+    >>> sections = ConfigSections.of(config)
+    >>> sections.model.name_or_path, sections.rewards, sections.config is config
+    ('m', ['a'], True)
     """
 
     model: ModelSettings | None = None

@@ -54,7 +54,12 @@ class TrainingPlan:
     endpoints: list[tuple[str, str]] = field(default_factory=list)
 
     def describe(self) -> list[tuple[str, str]]:
-        """The plan as (label, value) rows, for ``--dry-run`` and the start of a run."""
+        """The plan as (label, value) rows, for ``--dry-run`` and the start of a run.
+
+        Each reward's row has its weight, the columns it needs and the optional
+        columns it reads (marked when the data lacks them); judge endpoints
+        checked with ``check_endpoints`` have a row each.
+        """
         args = self.args
         rows = [
             ("model", f"{self.model_path} ({self.model_facts.get('architecture', '?')})"),
@@ -67,9 +72,9 @@ class TrainingPlan:
         have = _columns(self.train_dataset)
         for reward, weight in zip(self.rewards, self.weights):
             columns = ", ".join(reward.required_columns) or "no columns"
-            optional = [c if c in have else f"{c} (absent: default used)" for c in reward.optional_columns]
+            optional = [c if c in have else f"{c} (absent: its default is used)" for c in reward.optional_columns]
             reads = f"; optional {', '.join(optional)}" if optional else ""
-            rows.append((f"reward {reward.name}", f"weight {weight:g}; reads {columns}{reads}"))
+            rows.append((f"reward {reward.name}", f"weight {weight:g}; needs {columns}{reads}"))
         rows += self.endpoints
         steps = (
             f"max_steps={args.max_steps}"
