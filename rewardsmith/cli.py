@@ -39,6 +39,10 @@ def _fail(exc: Exception) -> None:
     raise typer.Exit(code=2)
 
 
+def _warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def _parse_setting(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key:
@@ -94,10 +98,15 @@ def rewards_show(
 def train(
     config: Annotated[Path, typer.Argument(help="The YAML training config.")],
     overrides: Annotated[
-        list[str] | None, typer.Argument(help="Dotted overrides such as trainer.learning_rate=3e-3.")
+        list[str] | None,
+        typer.Argument(help="Overrides such as trainer.learning_rate=3e-3, or max_steps=2 for a training argument."),
     ] = None,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Resolve and check everything and print the plan; load no model.")
+    ] = False,
+    check_endpoints: Annotated[
+        bool,
+        typer.Option("--check-endpoints", help="Also send one real request to every judge endpoint the rewards use."),
     ] = False,
 ) -> None:
     """Train with GRPO from a config: rewards, dataset, model, TRL trainer settings."""
@@ -105,7 +114,7 @@ def train(
         require_extra("train", "rewardsmith train")
         from rewardsmith.train.recipe import run
 
-        run(config, list(overrides or []), dry_run=dry_run, console=console)
+        run(config, list(overrides or []), dry_run=dry_run, console=console, check_endpoints=check_endpoints)
     except RewardsmithError as exc:
         _fail(exc)
 
@@ -144,21 +153,25 @@ def eval_command(
     batch_size: Annotated[int | None, typer.Option(help="Prompts per batch.")] = None,
     overwrite: Annotated[bool, typer.Option(help="Delete earlier results in output-dir and start over.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Show rows/s, time left.")] = None,
+    imports: Annotated[
+        list[str] | None,
+        typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
+    ] = None,
 ) -> None:
     """Score a dataset with rewards: a column of completions, or completions a model generates. Resumable."""
-    from rewardsmith.evaluation import evaluate, load_eval_config
+    from rewardsmith.evaluation import evaluate_config
 
     data = {"source": dataset, "split": split, "config": dataset_config, "converter": converter}
     data.update(system_prompt=system_prompt, max_samples=max_samples)
     generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env, "n": n}
     generation.update(temperature=temperature, max_tokens=max_tokens, max_concurrency=max_concurrency, seed=seed)
     overrides: dict[str, Any] = {"rewards": rewards, "completions_column": completions_column, "output_dir": output_dir}
-    overrides.update(batch_size=batch_size, overwrite=overwrite or None, progress=progress)
+    overrides.update(batch_size=batch_size, overwrite=overwrite or None, progress=progress, imports=imports or None)
     overrides["dataset"] = {k: v for k, v in data.items() if v is not None}
     overrides["generation"] = {k: v for k, v in generation.items() if v is not None}
     overrides = {k: v for k, v in overrides.items() if v not in (None, {})}
     try:
-        report = evaluate(**load_eval_config(config, overrides))
+        report = evaluate_config(config, overrides, on_warning=_warn)
     except RewardsmithError as exc:
         _fail(exc)
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -39,3 +40,28 @@ def tiny_reward_model() -> Path:
     from rewardsmith.train.tiny_model import build_tiny_reward_model
 
     return build_tiny_reward_model(CACHE / "tiny-reward-model")
+
+
+@pytest.fixture
+def no_model_loading(monkeypatch):
+    """Fail loudly if anything tries to load model weights (the tiny model's config is built in the repo's cache)."""
+    import transformers
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("model weights were loaded")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+    monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
+
+
+@pytest.fixture
+def forget_rewards():
+    """A list for the names of rewards a test registers: unregistered afterwards, so other tests see the registry
+    as it was."""
+    from rewardsmith.core.registry import unregister_reward
+
+    names: list[str] = []
+    yield names
+    for name in names:
+        with contextlib.suppress(LookupError):
+            unregister_reward(name)

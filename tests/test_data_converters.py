@@ -14,10 +14,10 @@ from rewardsmith.data import (
     get_converter,
     list_converters,
     prepare_dataset,
-    prepare_dataset_for_trl,
     register_converter,
     unregister_converter,
 )
+from rewardsmith.train.compat import prepare_dataset_for_trl
 
 CONVERSATION = [
     {"role": "system", "content": "You are terse."},

@@ -30,10 +30,11 @@ from rewardsmith.compose.gate import gate
 from rewardsmith.compose.route import route
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.names import did_you_mean
+from rewardsmith.core.problems import ConfigProblems
 from rewardsmith.core.registry import get_reward, register_entry_kind
 from rewardsmith.core.reward import Reward
 
-__all__ = ["rewards_from_config"]
+__all__ = ["rewards_from_config", "rewards_with_problems"]
 
 _COMMON = ("weight", "as")
 _KINDS: dict[str, tuple[str, ...]] = {
@@ -249,6 +250,56 @@ def rewards_from_config(rewards: Any, weights: Any = None) -> tuple[list[Reward]
                 "them another name with `as: NAME`"
             )
     return made, out_weights
+
+
+def rewards_with_problems(rewards: Any, weights: Any, problems: ConfigProblems) -> tuple[list[Any], list[float] | None]:
+    """The rewards and weights a config's ``rewards:`` list describes, every problem recorded in ``problems``.
+
+    :func:`rewardsmith.compose.rewards_from_config` stops at the first bad
+    entry; here each entry of a list that fails is built on its own, so that
+    every unknown reward and bad setting is reported (each under its own
+    index), and the entries that are right are returned for further checks
+    (their columns). Problems of the list as a whole (weights that do not
+    match, two rewards logged under one name) are reported once the entries
+    are right. The weights are ``None`` unless the whole list resolved.
+
+    >>> from rewardsmith.core.problems import ConfigProblems
+    >>> problems = ConfigProblems()
+    >>> made, weights = rewards_with_problems(["think_fromat", "gsm8k_accuracy", "countdwn"], None, problems)
+    >>> [r.name for r in made], weights
+    (['gsm8k_accuracy'], None)
+    >>> [str(e)[:48] for e in problems.errors]
+    ["rewards[0]: unknown reward 'think_fromat'. Did y", "rewards[2]: unknown reward 'countdwn'. Did you m"]
+    """
+    try:
+        return rewards_from_config(rewards, weights)
+    except RewardConfigError as exc:
+        first = exc
+    entries = rewards
+    if isinstance(entries, str):
+        entries = [name.strip() for name in entries.split(",") if name.strip()]
+    made: list[Any] = []
+    found = []
+    if isinstance(entries, list) and len(entries) > 1:
+        for i, entry in enumerate(entries):
+            try:
+                made += rewards_from_config([entry])[0]
+            except RewardConfigError as exc:
+                found.append(_at_index(exc, i))
+    for error in found or [first]:
+        problems.add(error)
+    return made, None
+
+
+def _at_index(exc: RewardConfigError, index: int) -> RewardConfigError:
+    """``exc`` (raised for a one-entry list) as the error of entry ``index`` of the whole list."""
+    message = str(exc)
+    if not message.startswith("rewards[0]"):
+        return exc
+    try:
+        return type(exc)(f"rewards[{index}]" + message[len("rewards[0]") :])
+    except Exception:
+        return RewardConfigError(f"rewards[{index}]" + message[len("rewards[0]") :])
 
 
 def _build_entry(entry: Mapping[str, Any], path: str) -> Reward:

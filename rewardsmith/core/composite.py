@@ -201,6 +201,11 @@ class Composite(Reward):
         have = list(columns)
         return _union([self.injection.missing(have), *(r.missing_columns(have) for r in self.components())])
 
+    def missing_optional_columns(self, columns: Iterable[str]) -> list[str]:
+        have = list(columns)
+        lists = [self.injection.missing_optional(have), *(r.missing_optional_columns(have) for r in self.components())]
+        return _union(lists)
+
     def close(self) -> None:
         """Stop the worker processes of every component."""
         for component in self.components():

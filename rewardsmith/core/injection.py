@@ -169,6 +169,7 @@ class Injection:
         self.reward_name = reward_name
         declared = dict(declared or {})
         self.inputs: dict[str, Input] = {}
+        self.settings_like: set[str] = set()  # parameters whose default is a value, not None: settings
         self.takes_kwargs = False
         self.positional: list[str] = []  # leading parameters that can be passed by position
         if fn is None:
@@ -197,6 +198,8 @@ class Injection:
                 given = declared.pop(param.name, None)
                 if given is None:
                     given = BUILTIN_INPUTS.get(param.name) or Column(param.name, required=not has_default)
+                    if has_default and param.default is not None:
+                        self.settings_like.add(param.name)
                 elif isinstance(given, Column) and given.required is None:
                     given = Column(given.name, *given.fallbacks, required=not has_default)
                 self.inputs[param.name] = given
@@ -237,6 +240,24 @@ class Injection:
         """
         have = set(columns)
         return [c.describe() for c in self._columns(True) if c.found(have) is None]
+
+    def missing_optional(self, columns: Iterable[str]) -> list[str]:
+        """The optional columns that data with ``columns`` lacks, so the reward scores without them.
+
+        Parameters whose default is a value (``max_chars: int = 200``) are
+        settings that a column may override, not columns the reward expects:
+        they are left out. Fallbacks of required columns are left out too.
+
+        >>> def score(completion, ground_truth=None, max_chars=200): ...
+        >>> Injection(score, reward_name="demo").missing_optional(["prompt"])
+        ['ground_truth']
+        """
+        have = set(columns)
+        return [
+            c.describe()
+            for name, c in self.inputs.items()
+            if isinstance(c, Column) and not c.required and name not in self.settings_like and c.found(have) is None
+        ]
 
     @property
     def settings(self) -> dict[str, Any]:

@@ -306,6 +306,15 @@ class Reward:
         """
         return self.injection.missing(columns)
 
+    def missing_optional_columns(self, columns: Iterable[str]) -> list[str]:
+        """The optional columns data with ``columns`` lacks (the reward then uses its defaults there).
+
+        >>> from rewardsmith import get_reward
+        >>> get_reward("llm_judge", model="m").missing_optional_columns(["prompt"])
+        ['reference']
+        """
+        return self.injection.missing_optional(columns)
+
     # -- statistics ------------------------------------------------------------------------------
 
     def _runtime(self) -> Runtime:

@@ -14,7 +14,7 @@ is cheap.
 from rewardsmith.data.columns import MissingColumns, check_columns, dataset_columns
 from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
 from rewardsmith.data.loading import FILE_TYPES, load_source, register_source_scheme
-from rewardsmith.data.prepare import prepare_dataset, prepare_dataset_for_trl
+from rewardsmith.data.prepare import prepare_dataset
 from rewardsmith.data.prompts import PromptTemplate, build_prompt
 from rewardsmith.data.registry import get_converter, list_converters, register_converter, unregister_converter
 from rewardsmith.data.tasks import GSM8K, Countdown, Math, countdown_prompt, gsm8k_final_answer
@@ -40,7 +40,6 @@ __all__ = [
     "list_converters",
     "load_source",
     "prepare_dataset",
-    "prepare_dataset_for_trl",
     "register_converter",
     "register_source_scheme",
     "unregister_converter",

@@ -1,4 +1,11 @@
-"""``check_columns``: before training, every reward whose columns the dataset lacks."""
+"""Before training or scoring: every reward whose columns the dataset lacks.
+
+``check_columns`` is an error (a reward cannot score without its required
+columns); ``optional_column_warnings`` says which optional columns a reward
+reads that the data lacks (the reward then uses its default, which may not be
+what was meant: a reward reading ``ground_truth`` gets ``None`` when the
+answers are in ``solution``).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ from rewardsmith.core.errors import DatasetError, MissingColumnError
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.registry import get_rewards
 
-__all__ = ["MissingColumns", "check_columns", "dataset_columns"]
+__all__ = ["MissingColumns", "check_columns", "dataset_columns", "leaf_rewards", "optional_column_warnings"]
 
 
 class MissingColumns(NamedTuple):
@@ -86,3 +93,55 @@ def check_columns(dataset: Any, rewards: Any, *, raise_error: bool = True) -> li
             "configure the reward to read another column."
         )
     return problems
+
+
+def leaf_rewards(reward: Any, inside: str | None = None) -> list[tuple[Any, str | None]]:
+    """The rewards a (possibly composite) reward is made of, each with the name of the composite it is in.
+
+    Composites (combinations, gates, routes) are walked through their
+    ``components()``; a reward that is not a composite is its own leaf.
+
+    >>> from rewardsmith.compose import gate
+    >>> [(leaf.name, top) for leaf, top in leaf_rewards(gate("think_format", "gsm8k_accuracy"))]
+    [('think_format', 'gsm8k_accuracy_if_think_format'), ('gsm8k_accuracy', 'gsm8k_accuracy_if_think_format')]
+    """
+    components = getattr(reward, "components", None)
+    if callable(components):
+        top = inside or reward.name
+        return [leaf for part in components() for leaf in leaf_rewards(part, top)]
+    return [(reward, inside)]
+
+
+def optional_column_warnings(dataset: Any, rewards: Any) -> list[str]:
+    """One warning per reward that reads optional columns the dataset lacks (it will use its defaults).
+
+    Composite rewards (combinations, gates, routes) are looked into, so the
+    warning names the reward that reads the column.
+
+    >>> from rewardsmith import reward
+    >>> @reward
+    ... def matches(completion, ground_truth=None):
+    ...     return float(ground_truth is not None and ground_truth in completion)
+    >>> print(optional_column_warnings([{"prompt": "2+2?", "solution": "4"}], [matches])[0])
+    reward 'matches' reads the optional column 'ground_truth', which the dataset does not have, so it will use its
+    default there. The dataset has: prompt, solution. Rename a column to 'ground_truth', ...
+    """
+    have = dataset_columns(dataset)
+    warnings = []
+    seen: set[tuple[str, str]] = set()
+    for made in get_rewards(rewards):
+        for leaf, top in leaf_rewards(made):
+            absent = [c for c in leaf.missing_optional_columns(have) if (leaf.name, c) not in seen]
+            if not absent:
+                continue
+            seen.update((leaf.name, c) for c in absent)
+            where = f"reward {leaf.name!r}" + (f" (in {top!r})" if top and top != leaf.name else "")
+            hints = "".join(did_you_mean(c, have) for c in absent)
+            plural = len(absent) > 1
+            warnings.append(
+                f"{where} reads the optional column{'s' if plural else ''} {', '.join(map(repr, absent))}, which the "
+                f"dataset does not have, so it will use its default{'s' if plural else ''} there.{hints} The dataset "
+                f"has: {', '.join(have) or 'no columns'}. Rename a column to {absent[0]!r}, or set the reward to read "
+                "another column, if that is not what you meant."
+            )
+    return warnings

@@ -27,7 +27,7 @@ from rewardsmith.data.loading import AnyDataset, describe_source, load_source
 from rewardsmith.data.prompts import PromptTemplate, TemplateFormat, build_prompt, with_user_text
 from rewardsmith.data.registry import get_converter, list_converters
 
-__all__ = ["prepare_dataset", "prepare_dataset_for_trl"]
+__all__ = ["prepare_dataset"]
 
 
 def prepare_dataset(
@@ -268,39 +268,3 @@ def _suggest_converters(columns: list[str], current: Converter) -> str:
             fits.append(name)
     hint = f"The converter(s) {', '.join(map(repr, fits))} fit these columns. " if fits else ""
     return hint + "Otherwise set the converter's column settings (e.g. prompt_key=...) to the names your data uses."
-
-
-def prepare_dataset_for_trl(
-    dataset_name: Any,
-    split: str = "train",
-    prompt_key: str | None = None,
-    response_key: str | None = None,
-    system_prompt: str | None = None,
-    format_template: str | None = None,
-    max_samples: int | None = None,
-    **kwargs: Any,
-) -> AnyDataset:
-    """:func:`prepare_dataset` under the name and parameters some existing GRPO scripts use.
-
-    ``prompt_key`` names the prompt column (default ``prompt``) and
-    ``response_key`` the reference response, kept as ``solution``, with the
-    ``generic`` converter; other keyword arguments go to
-    :func:`prepare_dataset`. No system prompt is added unless you give one.
-
-    >>> ds = prepare_dataset_for_trl([{"problem": "1+1?", "solution": "2"}], prompt_key="problem",
-    ...                              response_key="solution", system_prompt="Think first.")
-    >>> ds[0]["prompt"][0]["content"], ds[0]["solution"]
-    ('Think first.', '2')
-    """
-    if prompt_key is not None:
-        kwargs["prompt_key"] = prompt_key
-    if response_key is not None:
-        kwargs["response_key"] = response_key
-    return prepare_dataset(
-        dataset_name,
-        split,
-        system_prompt=system_prompt,
-        format_template=format_template,
-        max_samples=max_samples,
-        **kwargs,
-    )

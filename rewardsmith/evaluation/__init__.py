@@ -9,7 +9,7 @@ statistics, the report).
 4
 """
 
-from rewardsmith.evaluation.config import load_eval_config
+from rewardsmith.evaluation.config import evaluate_config, load_eval_config
 from rewardsmith.evaluation.generation import GenerationConfig, GenerationError
 from rewardsmith.evaluation.job import EvalReport, evaluate
 from rewardsmith.evaluation.results import EvaluationError, iter_results
@@ -21,6 +21,7 @@ __all__ = [
     "GenerationConfig",
     "GenerationError",
     "evaluate",
+    "evaluate_config",
     "iter_results",
     "load_eval_config",
     "pass_at_k",

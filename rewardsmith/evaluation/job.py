@@ -2,9 +2,12 @@
 
 The job, in order:
 
-1. build the rewards (anything ``rewards_from_config`` takes) and check, on the
-   first prepared row, that every column they need is there, before any
-   completion is generated;
+1. check everything before anything is written
+   (:func:`~rewardsmith.evaluation.validate.check_job`): build the rewards
+   (anything ``rewards_from_config`` takes), the generation settings, prepare
+   the data and check on its first row that every column the rewards need is
+   there; every problem is reported at once, and a job that fails here leaves
+   no file behind;
 2. read the rows already in ``results.jsonl`` back into the running statistics
    (cutting off a line a kill left unfinished), and skip that many rows;
 3. stream the rest of the data (``prepare_dataset(..., streaming=True)``) in
@@ -21,7 +24,6 @@ statistics are running ones (:mod:`rewardsmith.evaluation.summary`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import json
 import logging
@@ -29,24 +31,20 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.compose.config import rewards_from_config
-from rewardsmith.core.errors import DatasetError, RewardConfigError
 from rewardsmith.core.extras import require_extra
+from rewardsmith.core.problems import ConfigProblems
 from rewardsmith.core.reward import Reward
-from rewardsmith.data.columns import check_columns
-from rewardsmith.data.loading import describe_source
-from rewardsmith.data.prepare import prepare_dataset
-from rewardsmith.evaluation.backends import make_generator
 from rewardsmith.evaluation.generation import Generated, GenerationConfig, SampleRequest
 from rewardsmith.evaluation.progress import Progress
 from rewardsmith.evaluation.report import render_report
 from rewardsmith.evaluation.results import REPORT, SUMMARY, JobFolder, iter_results
 from rewardsmith.evaluation.summary import SummaryBuilder
+from rewardsmith.evaluation.validate import check_job
 
 __all__ = ["EvalReport", "evaluate"]
 
@@ -97,6 +95,7 @@ def evaluate(
     pass_threshold: float | None = None,
     overwrite: bool = False,
     progress: bool = True,
+    on_warning: Callable[[str], None] | None = None,
     **dataset_options: Any,
 ) -> EvalReport:
     """Score a dataset with rewards, from a column of completions or generated ones; resumable.
@@ -117,6 +116,11 @@ def evaluate(
         pass_threshold: the score a sample needs to pass, for pass@k (default: the top of the reward's
             ``score_range``, else 1.0).
         progress: show rows done, rows/s and the time left on standard error.
+        on_warning: called with each warning found before the job starts (an optional column a reward
+            reads that the data lacks); by default they are logged.
+
+    Every problem found before the job starts (unknown rewards, bad settings, data that does not load,
+    columns the rewards need) is raised at once, and nothing is written then.
 
     Ctrl-C stops the job after writing what was done (``KeyboardInterrupt`` is raised again).
 
@@ -129,60 +133,56 @@ def evaluate(
     (0.5, True, 2)
     """
     require_extra("eval", "an evaluation job")
-    made, _ = rewards_from_config(rewards)
-    gen = GenerationConfig.of(generation) if generation is not None else None
-    if (completions_column is None) == (gen is None):
-        raise RewardConfigError(
-            "say where the completions come from: completions_column= (score a column of the data) or generation= "
-            "(generate them with a model), not both"
-            if gen is not None
-            else "say where the completions come from: completions_column= (a column of the data, e.g. 'completion') "
-            "or generation={'model': ..., 'base_url': ...} (generate them)"
-        )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise RewardConfigError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
-    n = gen.n if gen is not None else 1
-    job = _describe_job(dataset, split, made, completions_column, gen)
-    identity = {
-        **job,
-        "dataset_options": _plain(dataset_options),
-        "rewards": {r.name: _plain(r.settings) for r in made},
-        "generation": gen.identity() if gen is not None else None,
-    }
-    with JobFolder(output_dir, identity, n, overwrite) as folder:
-        prepared = prepare_dataset(dataset, split, streaming=True, **dataset_options)
-        columns = _check_first_row(prepared, made, completions_column)
-        builder = SummaryBuilder({r.name: r.score_range for r in made}, n, pass_threshold)
-        done = folder.recover(builder.add)
-        prompts = _count_prompts(dataset, dataset_options)
-        bar = Progress(None if prompts is None else prompts * n, done, enabled=progress)
-        runner = _BatchRunner(made, columns, completions_column, make_generator(gen) if gen else None, n)
-        complete = False
-        try:
-            start, first_sample = divmod(done, n)
-            rows = itertools.islice(enumerate(prepared), start, None)
-            for batch in iter(lambda: list(itertools.islice(rows, batch_size)), []):
-                out = runner.run(batch, first_sample)
-                first_sample = 0
-                with _sigint_deferred():  # the file and the statistics move together
-                    folder.append(out)
-                    for row in out:
-                        builder.add(row)
-                bar.advance(len(out))
-            complete = True
-        except KeyboardInterrupt:
-            logger.warning(
-                "evaluation stopped: %d rows are kept in %s; run the same job again to continue",
-                builder.rows,
-                folder.results_path,
-            )
-            raise
-        finally:
-            bar.finish(complete)
-            runner.close()
-            summary = {**builder.summary(), "complete": complete, "job": job}
-            folder.write_text(SUMMARY, json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
-            folder.write_text(REPORT, render_report(summary, builder.samples(), job))
+    problems = ConfigProblems("the evaluation", "nothing was written")
+    checked = check_job(
+        dataset,
+        rewards,
+        problems,
+        split=split,
+        completions_column=completions_column,
+        generation=generation,
+        batch_size=batch_size,
+        **dataset_options,
+    )
+    problems.raise_if_any()
+    assert checked is not None
+    for warning in checked.warnings:
+        (on_warning or logger.warning)(warning)
+    n = checked.n
+    runner = _BatchRunner(checked.rewards, checked.columns, completions_column, checked.generator, n)
+    complete = False
+    try:
+        with JobFolder(output_dir, checked.identity, n, overwrite) as folder:
+            builder = SummaryBuilder({r.name: r.score_range for r in checked.rewards}, n, pass_threshold)
+            done = folder.recover(builder.add)
+            prompts = _count_prompts(dataset, dataset_options)
+            bar = Progress(None if prompts is None else prompts * n, done, enabled=progress)
+            try:
+                start, first_sample = divmod(done, n)
+                rows = itertools.islice(enumerate(checked.prepared), start, None)
+                for batch in iter(lambda: list(itertools.islice(rows, batch_size)), []):
+                    out = runner.run(batch, first_sample)
+                    first_sample = 0
+                    with _sigint_deferred():  # the file and the statistics move together
+                        folder.append(out)
+                        for row in out:
+                            builder.add(row)
+                    bar.advance(len(out))
+                complete = True
+            except KeyboardInterrupt:
+                logger.warning(
+                    "evaluation stopped: %d rows are kept in %s; run the same job again to continue",
+                    builder.rows,
+                    folder.results_path,
+                )
+                raise
+            finally:
+                bar.finish(complete)
+                summary = {**builder.summary(), "complete": complete, "job": checked.description}
+                folder.write_text(SUMMARY, json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+                folder.write_text(REPORT, render_report(summary, builder.samples(), checked.description))
+    finally:
+        runner.close()
     return EvalReport(Path(output_dir), summary, complete)
 
 
@@ -259,21 +259,6 @@ def _from_column(value: Any, column: str | None) -> Generated:
     return Generated(value)
 
 
-def _check_first_row(prepared: Any, rewards: list[Reward], column: str | None) -> list[str]:
-    """The columns passed to the rewards; errors for a missing completions column or reward column."""
-    first = next(iter(prepared.take(1)), None)
-    if first is None:
-        raise DatasetError("the dataset has no rows to evaluate")
-    if column is not None and column not in first:
-        raise DatasetError(
-            f"completions_column={column!r} is not a column of the prepared data; its columns are "
-            f"{', '.join(first)}. Name the column that holds the completions (the chat converter writes 'completion')."
-        )
-    columns = [c for c in first if c not in ("prompt", column)]
-    check_columns(columns, rewards)
-    return columns
-
-
 @contextlib.contextmanager
 def _sigint_deferred() -> Iterator[None]:
     """Hold Ctrl-C until the block is done (on the main thread; elsewhere nothing changes)."""
@@ -310,34 +295,3 @@ def _count_prompts(source: Any, options: dict[str, Any]) -> int | None:
     if isinstance(cap, int):
         count = cap if count is None else min(count, cap)
     return count
-
-
-def _describe_job(
-    dataset: Any, split: str, rewards: list[Reward], column: str | None, gen: GenerationConfig | None
-) -> dict[str, Any]:
-    if isinstance(dataset, list):
-        digest = hashlib.sha256(json.dumps(dataset, sort_keys=True, default=str).encode()).hexdigest()[:12]
-        source = f"{describe_source(dataset)} (sha256 {digest})"
-    elif isinstance(dataset, (str, os.PathLike)):
-        source = os.fspath(dataset)
-    else:
-        source = f"{type(dataset).__name__} {getattr(dataset, '_fingerprint', '')}".strip()
-    if gen is not None:
-        completions = (
-            f"generated by {gen.model} ({gen.resolved_backend}, n={gen.n}, temperature={gen.sampling_temperature:g}, "
-            f"max_tokens={gen.max_tokens})"
-        )
-    else:
-        completions = f"column {column!r}"
-    return {"dataset": source, "split": split, "completions": completions, "reward_names": [r.name for r in rewards]}
-
-
-def _plain(value: Any) -> Any:
-    """``value`` as plain JSON data (functions by their qualified name, other objects by ``repr``)."""
-
-    def default(obj: Any) -> Any:
-        if callable(obj):
-            return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', type(obj).__name__)}"
-        return repr(obj)
-
-    return json.loads(json.dumps(value, sort_keys=True, default=default))

@@ -82,7 +82,7 @@ class OpenAIGenerator:
                 await sender.aclose()
 
     async def _one(self, slot: Any, request: SampleRequest, key: str) -> Generated:
-        from rewardsmith.http.chat import post_chat
+        from rewardsmith.http.chat import EndpointAdvice, post_chat
         from rewardsmith.http.retry import EndpointRequestError, RetryPolicy
 
         config = self.config
@@ -98,6 +98,7 @@ class OpenAIGenerator:
             body["seed"] = seed
         body.update(config.extra_body)
         started = time.perf_counter()
+        advice = EndpointAdvice(config.base_url or "", config.model, config.api_key_env)
         try:
             answer = await post_chat(
                 slot,
@@ -108,10 +109,11 @@ class OpenAIGenerator:
                 secret=key or None,
                 endpoint=f"the generation endpoint {config.base_url}",
                 error=EndpointRequestError,
+                advice=advice,
             )
         except EndpointRequestError as exc:
             if exc.status in _FATAL_STATUSES or (exc.connection and not self.succeeded):
-                raise GenerationError(_fatal_message(exc, config)) from None
+                raise GenerationError(_fatal_message(exc, advice)) from None
             return Generated(None, error=str(exc), latency_s=time.perf_counter() - started)
         self.succeeded = True
         return Generated(
@@ -126,10 +128,5 @@ class OpenAIGenerator:
         """Nothing to release: connections live for one batch."""
 
 
-def _fatal_message(exc: Any, config: GenerationConfig) -> str:
-    if exc.status in (401, 403):
-        where = f"the key in {config.api_key_env}" if config.api_key_env else "no key (api_key_env is None)"
-        return f"{exc}. Generation sent {where}; set api_key_env to the variable holding a key this endpoint accepts"
-    if exc.status == 404:
-        return f"{exc}. Check base_url (it usually ends in /v1) and that the endpoint serves model {config.model!r}"
-    return f"{exc}. Nothing reached {config.base_url}: is the server running, and is base_url right?"
+def _fatal_message(exc: Any, advice: Any) -> str:
+    return f"{exc}. {advice.unreachable()}" if exc.connection else str(exc)

@@ -14,7 +14,7 @@ from typing import Any
 
 from rewardsmith.http.retry import EndpointRequestError, RetryPolicy, send_with_retries
 
-__all__ = ["ChatAnswer", "post_chat"]
+__all__ = ["ChatAnswer", "EndpointAdvice", "check_chat_endpoint", "post_chat"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,7 @@ async def post_chat(
     on_retry: Callable[[str], None] | None = None,
     endpoint: str = "the chat endpoint",
     error: type[EndpointRequestError] = EndpointRequestError,
+    advice: Callable[[int], str] | None = None,
 ) -> ChatAnswer:
     """Send one chat request, retrying as the module describes.
 
@@ -73,7 +74,8 @@ async def post_chat(
     is held for the attempt only, not for the waits between attempts.
     ``on_retry(reason)`` is called before every retry. Raises ``error``
     (:class:`~rewardsmith.http.retry.EndpointRequestError` by default) when the request fails for good;
-    ``endpoint`` names the server in its message.
+    ``endpoint`` names the server in its message, ``advice(status)`` (e.g. an :class:`EndpointAdvice`)
+    says what to check after a refused request.
     """
     return await send_with_retries(
         acquire,
@@ -85,4 +87,88 @@ async def post_chat(
         on_retry=on_retry,
         endpoint=endpoint,
         error=error,
+        advice=advice,
     )
+
+
+@dataclass(frozen=True)
+class EndpointAdvice:
+    """What to check when a chat endpoint refuses a request or does not answer, naming the settings involved.
+
+    Called with an HTTP status it gives the advice for a refused request (pass
+    it as ``advice`` to :func:`post_chat`); :meth:`unreachable` is for a server
+    that did not answer at all.
+
+    >>> advice = EndpointAdvice("http://127.0.0.1:8000/v1", "m", "MY_KEY")
+    >>> advice(401)
+    'it was sent the key in MY_KEY; set api_key_env to the variable holding a key this endpoint accepts'
+    >>> advice(404)
+    "check base_url (it usually ends in /v1) and that the endpoint serves model 'm'"
+    """
+
+    base_url: str
+    model: str
+    api_key_env: str | None
+
+    def __call__(self, status: int) -> str:
+        if status in (401, 403):
+            sent = f"the key in {self.api_key_env}" if self.api_key_env else "no key (api_key_env is None)"
+            return f"it was sent {sent}; set api_key_env to the variable holding a key this endpoint accepts"
+        if status == 404:
+            return f"check base_url (it usually ends in /v1) and that the endpoint serves model {self.model!r}"
+        return "check the settings (model, max_tokens, extra_body) against what this endpoint accepts"
+
+    def unreachable(self) -> str:
+        """The advice when nothing answered."""
+        return f"Nothing answered at {self.base_url}: is the server running, and is base_url right?"
+
+
+def check_chat_endpoint(
+    base_url: str,
+    body: dict[str, Any],
+    advice: EndpointAdvice,
+    *,
+    secret: str | None,
+    timeout: float = 30.0,
+    error: type[EndpointRequestError] = EndpointRequestError,
+) -> ChatAnswer:
+    """Send one chat request to check an endpoint before a run (one quick retry at most); its answer, or ``error``.
+
+    The error says what to fix (``advice``): a rejected key, an unknown model
+    or path, or no server answering at ``base_url``.
+
+    >>> from rewardsmith.http.testing import LocalChatServer
+    >>> with LocalChatServer(lambda request: "OK") as server:
+    ...     answer = check_chat_endpoint(server.base_url, {"model": "m", "messages": []},
+    ...                                  EndpointAdvice(server.base_url, "m", None), secret=None)
+    >>> answer.content
+    'OK'
+    """
+    import contextlib
+
+    from rewardsmith.core.async_reward import run_sync
+    from rewardsmith.http.transport import HTTPSender, proxy_for
+
+    async def ask() -> ChatAnswer:
+        sender = HTTPSender({"Authorization": f"Bearer {secret}"} if secret else {}, proxy_for(base_url))
+        try:
+            return await post_chat(
+                lambda: contextlib.nullcontext(sender),
+                base_url.rstrip("/") + "/chat/completions",
+                body,
+                policy=RetryPolicy(max_retries=1, backoff=0.2, max_backoff=1.0, max_wait=5.0),
+                timeout=timeout,
+                secret=secret,
+                endpoint=f"the endpoint {base_url}",
+                error=error,
+                advice=advice,
+            )
+        finally:
+            await sender.aclose()
+
+    try:
+        return run_sync(ask())
+    except EndpointRequestError as exc:
+        if not exc.connection:
+            raise
+        raise error(f"{exc}. {advice.unreachable()}", attempts=exc.attempts, connection=True) from None

@@ -40,7 +40,7 @@ from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import Failure, RewardResult
-from rewardsmith.http.chat import ChatAnswer, post_chat
+from rewardsmith.http.chat import ChatAnswer, EndpointAdvice, check_chat_endpoint, post_chat
 from rewardsmith.http.ratelimit import RateLimiter
 from rewardsmith.http.retry import EndpointRequestError, RetryPolicy
 from rewardsmith.http.transport import HTTPSender, proxy_for
@@ -380,6 +380,28 @@ class ChatJudge(AsyncReward):
             snippet = (judgement.content or "")[:200]
             raise JudgeVerdictError(f"{what} gave no usable verdict: {judgement.verdict.problem}. Answer: {snippet!r}")
         return judgement.verdict.score
+
+    def check_endpoint(self) -> str:
+        """Send one small real request to the judge endpoint: what answered, or an error saying what to fix.
+
+        For checking a setup before a run (``rewardsmith train --check-endpoints``).
+        Raises :class:`~rewardsmith.core.errors.RewardConfigError` when no request can be
+        sent (no model, the key's variable unset) and :class:`JudgeRequestError` when the
+        request fails (no server, a rejected key, an unknown model).
+
+        >>> from rewardsmith.http.testing import LocalChatServer
+        >>> from rewardsmith.judges import LLMJudge
+        >>> with LocalChatServer(lambda request: "OK") as server:
+        ...     judge = LLMJudge(base_url=server.base_url, model="judge", api_key_env=None, cache=None)
+        ...     print(judge.check_endpoint().replace(server.base_url, "URL"))
+        model 'judge' at URL answered
+        """
+        secret = self.check_ready()
+        body = {**self.request_body([{"role": "user", "content": "Reply with OK."}]), "max_tokens": 1}
+        advice = EndpointAdvice(self.base_url, self.model, self.api_key_env)
+        timeout = min(self.request_timeout, 30.0)
+        check_chat_endpoint(self.base_url, body, advice, secret=secret, timeout=timeout, error=JudgeRequestError)
+        return f"model {self.model!r} at {self.base_url} answered"
 
     # -- batches --------------------------------------------------------------------------------------
 

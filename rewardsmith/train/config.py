@@ -2,32 +2,41 @@
 
 Sections: ``model``, ``dataset``, ``rewards`` (plus ``reward_weights``),
 ``trainer`` (any ``GRPOConfig`` field, checked by TRL's own class),
-``resume_from_checkpoint``. Seed-style flat configs (``model_name_or_path``,
-``reward_funcs: "accuracy,format"``, ``finetuning_type: lora``, ``lora_rank``,
-training arguments at the top level...) are rewritten into that shape first,
-so both kinds of file work. Command-line overrides are dotted keys:
-``trainer.learning_rate=3e-3``.
+``resume_from_checkpoint`` and ``imports``. Seed-style flat configs
+(``model_name_or_path``, ``reward_funcs: "accuracy,format"``, training
+arguments at the top level, ...) are rewritten into that shape first by
+:mod:`rewardsmith.train.compat`, so both kinds of file work.
 
-Relative paths in a config (local datasets, ``./my_rewards.py:fn``) are
-resolved from the config file's folder, so a config runs from anywhere.
+Command-line overrides are ``key=value``: dotted keys address the sectioned
+config (``trainer.learning_rate=3e-3``), flat keys work as they would in the
+file (``max_steps=2`` is a training argument).
+
+Every section is validated on its own and every problem is reported at once
+(:class:`~rewardsmith.core.problems.ConfigProblems`); the sections that are
+valid are still checked further by :func:`rewardsmith.train.plan.plan_training`.
+
+Relative paths in a config (local datasets, ``./my_rewards.py:fn``, imports)
+are resolved from the config file's folder, so a config runs from anywhere.
 """
 
 from __future__ import annotations
 
-import copy
-import itertools
+import typing
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from rewardsmith.core.configfile import read_config_file
-from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.configfile import read_config_file, resolve_import_path
 from rewardsmith.core.names import did_you_mean
+from rewardsmith.core.problems import ConfigError, ConfigProblems
+from rewardsmith.train.compat import SECTIONS, normalize_flat, split_overrides
+from rewardsmith.train.overrides import apply_overrides
 
 __all__ = [
     "ConfigError",
+    "ConfigSections",
     "DatasetSettings",
     "LoraSettings",
     "ModelSettings",
@@ -35,13 +44,11 @@ __all__ = [
     "apply_overrides",
     "load_config",
     "parse_config",
+    "read_config",
+    "read_sections",
 ]
 
 TINY_MODEL = "builtin:tiny"
-
-
-class ConfigError(RewardConfigError):
-    """A training config that cannot work; raised before any model loads."""
 
 
 class _Strict(BaseModel):
@@ -123,179 +130,24 @@ class DatasetSettings(_Strict):
 
 
 class TrainConfig(_Strict):
-    """A whole training run."""
+    """A whole training run.
+
+    ``imports`` are modules (``pkg.mod``) or files (``./my_rewards.py``)
+    imported before anything is resolved, so that the rewards and converters
+    they register can be named.
+    """
 
     model: ModelSettings
     dataset: DatasetSettings
-    rewards: list[Any] | str
-    reward_weights: list[float] | str | None = None
+    rewards: list[Any]
+    reward_weights: list[float] | None = None
     trainer: dict[str, Any] = Field(default_factory=dict)
     resume_from_checkpoint: bool | str | None = None
+    imports: list[str] = Field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved config as plain data (what is saved into ``output_dir``)."""
         return self.model_dump(mode="json", exclude_none=True)
-
-
-# -- seed-style flat configs --------------------------------------------------------------------------
-
-_FLAT_MODEL = {
-    "model_name_or_path": "name_or_path",
-    "torch_dtype": "dtype",
-    "dtype": "dtype",
-    "attn_implementation": "attn_implementation",
-    "trust_remote_code": "trust_remote_code",
-    "load_in_4bit": "load_in_4bit",
-    "load_in_8bit": "load_in_8bit",
-    "model_revision": "revision",
-}
-_FLAT_LORA = {
-    "lora_rank": "r",
-    "lora_r": "r",
-    "lora_alpha": "alpha",
-    "lora_dropout": "dropout",
-    "lora_target": "target_modules",
-}
-_FLAT_DATASET = {
-    "dataset": "source",
-    "dataset_name": "source",
-    "dataset_config": "config",
-    "dataset_split": "split",
-    "dataset_train_split": "split",
-    "system_prompt": "system_prompt",
-    "max_samples": "max_samples",
-    "converter": "converter",
-}
-_SECTIONS = ("model", "dataset", "rewards", "reward_weights", "trainer", "resume_from_checkpoint", "lora", "peft")
-
-
-def _grpo_fields() -> set[str]:
-    import dataclasses
-
-    from trl import GRPOConfig
-
-    return {f.name for f in dataclasses.fields(GRPOConfig)}
-
-
-def normalize_flat(raw: dict[str, Any]) -> dict[str, Any]:
-    """Rewrite seed-style flat keys into the sectioned shape (a new dict; the input is left alone).
-
-    >>> shaped = normalize_flat({"model_name_or_path": "m", "dataset": "d.jsonl", "reward_funcs": "accuracy,format",
-    ...                          "reward_weights": "1.0,0.5", "finetuning_type": "lora", "lora_rank": 8,
-    ...                          "learning_rate": 1e-5})
-    >>> shaped["model"], shaped["dataset"], shaped["trainer"]
-    ({'name_or_path': 'm', 'lora': {'r': 8}}, {'source': 'd.jsonl'}, {'learning_rate': 1e-05})
-    >>> shaped["rewards"], shaped["reward_weights"]
-    ('accuracy,format', '1.0,0.5')
-    """
-    out: dict[str, Any] = {}
-    flat = dict(raw)
-    for key in _SECTIONS:
-        if key in flat:
-            out[key] = copy.deepcopy(flat.pop(key))
-    model = out.setdefault("model", {}) if isinstance(out.get("model", {}), dict) else out["model"]
-    dataset = out.get("dataset")
-    if isinstance(dataset, (str, list)):
-        out["dataset"] = dataset = {"source": dataset}
-    for flat_key, key in _FLAT_MODEL.items():
-        if flat_key in flat:
-            model[key] = flat.pop(flat_key)
-    lora = {key: flat.pop(flat_key) for flat_key, key in _FLAT_LORA.items() if flat_key in flat}
-    finetuning = flat.pop("finetuning_type", None)
-    if finetuning not in (None, "lora", "full", "qlora"):
-        raise ConfigError(f"finetuning_type must be 'lora', 'qlora' or 'full', got {finetuning!r}")
-    if finetuning == "qlora":
-        model["load_in_4bit"] = True
-    if lora or finetuning in ("lora", "qlora"):
-        if isinstance(lora.get("target_modules"), str) and "," in lora["target_modules"]:
-            lora["target_modules"] = [m.strip() for m in lora["target_modules"].split(",") if m.strip()]
-        if lora.get("target_modules") == "all":
-            lora["target_modules"] = "all-linear"
-        model["lora"] = {**(model.get("lora") or {}), **lora}
-    for flat_key, key in _FLAT_DATASET.items():
-        if flat_key in flat:
-            out.setdefault("dataset", {})[key] = flat.pop(flat_key)
-    if "reward_funcs" in flat:
-        if "rewards" in out:
-            raise ConfigError("give rewards either as rewards: [...] or as reward_funcs, not both")
-        out["rewards"] = flat.pop("reward_funcs")
-    for section in ("lora", "peft"):  # top-level LoRA section
-        if section in out:
-            section_value = out.pop(section)
-            if section_value:
-                model["lora"] = {**(model.get("lora") or {}), **section_value}
-    if flat:
-        grpo = _grpo_fields()
-        trainer = out.setdefault("trainer", {})
-        for key in list(flat):
-            if key in grpo:
-                trainer[key] = flat.pop(key)
-    if flat:
-        key = next(iter(flat))
-        raise ConfigError(
-            f"unknown config key {key!r}.{did_you_mean(key, [*_SECTIONS, *_FLAT_MODEL, *_FLAT_DATASET])} "
-            f"A config has the sections {', '.join(_SECTIONS[:6])}; training arguments go under trainer:"
-        )
-    if not model:
-        out.pop("model", None)
-    return out
-
-
-# -- overrides ---------------------------------------------------------------------------------------
-
-
-def _parse_value(text: str) -> Any:
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return value
-
-
-def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``dotted.key=value`` overrides (values read as YAML) to a raw config dict.
-
-    >>> apply_overrides({"trainer": {"learning_rate": 1e-6}}, ["trainer.learning_rate=3e-3", "model.name_or_path=x"])
-    {'trainer': {'learning_rate': '3e-3'}, 'model': {'name_or_path': 'x'}}
-    >>> apply_overrides({"dataset": {"mix": [{"source": "a"}, {"source": "b"}]}}, ["dataset.mix.1.source=c"])
-    {'dataset': {'mix': [{'source': 'a'}, {'source': 'c'}]}}
-    """
-    out = copy.deepcopy(raw)
-    for item in overrides:
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"overrides are written dotted.key=value (e.g. trainer.learning_rate=3e-3), got {item!r}")
-        parts = key.strip().split(".")
-        node: Any = out
-        for part, following in itertools.pairwise(parts):
-            node = _child(node, part, following, item)
-        _set(node, parts[-1], _parse_value(text), item)
-    return out
-
-
-def _child(node: Any, part: str, following: str, item: str) -> Any:
-    if isinstance(node, list):
-        index = _index(node, part, item)
-        return node[index]
-    child = node.get(part)
-    if child is None:
-        child = node[part] = [] if following.isdigit() else {}
-    if not isinstance(child, (dict, list)):
-        raise ConfigError(f"override {item!r}: {part!r} is a value, not a section")
-    return child
-
-
-def _index(node: list, part: str, item: str) -> int:
-    if not part.isdigit() or int(part) >= len(node):
-        raise ConfigError(f"override {item!r}: {part!r} is not an index of a list of {len(node)}")
-    return int(part)
-
-
-def _set(node: Any, key: str, value: Any, item: str) -> None:
-    if isinstance(node, list):
-        node[_index(node, key, item)] = value
-    else:
-        node[key] = value
 
 
 # -- loading -----------------------------------------------------------------------------------------
@@ -333,37 +185,146 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
             return [fix_reward(v) for v in spec]
         return spec
 
-    if "rewards" in raw and not isinstance(raw["rewards"], str):
+    if isinstance(raw.get("rewards"), list):
         raw["rewards"] = fix_reward(raw["rewards"])
-    elif isinstance(raw.get("rewards"), str):
-        raw["rewards"] = ",".join(fix_reward(part.strip()) for part in raw["rewards"].split(","))
+    if isinstance(raw.get("imports"), list):
+        raw["imports"] = [resolve_import_path(spec, base) for spec in raw["imports"]]
+
+
+@dataclass
+class ConfigSections:
+    """The sections of a config that are valid on their own (``None`` for a section with problems).
+
+    What :func:`rewardsmith.train.plan.plan_training` checks further, so that
+    a mistake in one section does not hide the mistakes in another.
+    ``config`` is the whole :class:`TrainConfig` when every section is valid.
+
+    >>> config = parse_config({"model": {"name_or_path": "m"}, "dataset": {"source": "d.jsonl"}, "rewards": ["a"]})
+    >>> sections = ConfigSections.of(config)
+    >>> sections.model.name_or_path, sections.rewards, sections.config is config
+    ('m', ['a'], True)
+    """
+
+    model: ModelSettings | None = None
+    dataset: DatasetSettings | None = None
+    rewards: list[Any] | None = None
+    reward_weights: list[float] | None = None
+    trainer: dict[str, Any] | None = None
+    imports: list[str] = field(default_factory=list)
+    config: TrainConfig | None = None
+
+    @classmethod
+    def of(cls, config: TrainConfig) -> ConfigSections:
+        """The sections of a valid config."""
+        return cls(
+            config.model,
+            config.dataset,
+            config.rewards,
+            config.reward_weights,
+            config.trainer,
+            list(config.imports),
+            config,
+        )
+
+
+def read_sections(raw: Any, base: Path | None, overrides: list[str] | None, problems: ConfigProblems) -> ConfigSections:
+    """Shape and validate a raw config (seed-style keys mapped, overrides applied), section by section.
+
+    Every problem is recorded in ``problems``; the sections without problems
+    are returned for further checks.
+
+    >>> problems = ConfigProblems()
+    >>> sections = read_sections({"model": {"name_or_path": "m", "lorra": {}}, "dataset": {"source": "d.jsonl"},
+    ...                           "rewards": ["think_format"]}, None, ["max_steps=2"], problems)
+    >>> sections.model is None, sections.dataset.source, sections.trainer
+    (True, 'd.jsonl', {'max_steps': 2})
+    >>> print(problems.errors[0])
+    model.lorra: unknown key. Did you mean: lora?
+    """
+    if not isinstance(raw, dict):
+        problems.add(f"a config is a mapping of sections (model, dataset, rewards, ...), got {type(raw).__name__}")
+        return ConfigSections()
+    flat, dotted = split_overrides(list(overrides or []))
+    shaped = normalize_flat(apply_overrides(raw, flat, problems), base, problems)
+    shaped = apply_overrides(shaped, dotted, problems)
+    _resolve_paths(shaped, base or Path.cwd())
+    try:
+        config = TrainConfig.model_validate(shaped)
+    except ValidationError as exc:
+        bad = set()
+        for error in exc.errors():
+            problems.add(_explain(error))
+            bad.add(error["loc"][0] if error["loc"] else "config")
+        if "config" in bad:
+            return ConfigSections()
+        return _valid_sections(shaped, bad)
+    return ConfigSections.of(config)
+
+
+def _valid_sections(shaped: dict[str, Any], bad: set[Any]) -> ConfigSections:
+    """The sections of ``shaped`` that have no problem, validated one by one."""
+    out = ConfigSections()
+    for name, info in TrainConfig.model_fields.items():
+        if name in bad or not hasattr(out, name):
+            continue
+        if name in shaped:
+            setattr(out, name, TypeAdapter(info.annotation).validate_python(shaped[name]))
+        elif not info.is_required():
+            setattr(out, name, info.get_default(call_default_factory=True))
+    return out
+
+
+def _explain(error: Any) -> str:
+    """One validation error as ``where: what`` (an unknown key with close matches among the known ones)."""
+    loc = error["loc"]
+    where = ".".join(str(p) for p in loc) or "config"
+    if error["type"] == "extra_forbidden":
+        known = _keys_at(loc[:-1])
+        hint = did_you_mean(str(loc[-1]), known)
+        if not loc[:-1]:
+            return f"unknown config key {loc[-1]!r}.{hint} A config has the sections {', '.join(SECTIONS)}"
+        return f"{where}: unknown key.{hint or ' The keys there are: ' + ', '.join(known)}"
+    if error["type"] == "missing":
+        return f"{where}: required, but missing"
+    return f"{where}: {error['msg']}"
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the config takes at ``loc`` (a path of section names, list indices skipped)."""
+    model: Any = TrainConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = model.model_fields.get(part) if isinstance(model, type) else None
+        model = _settings_class(info.annotation) if info is not None else None
+        if model is None:
+            return []
+    return list(model.model_fields)
+
+
+def _settings_class(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _settings_class(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def parse_config(raw: dict[str, Any], base: Path | None = None, overrides: list[str] | None = None) -> TrainConfig:
-    """Validate a raw config dict (flat keys and overrides applied) into a :class:`TrainConfig`."""
-    if not isinstance(raw, dict):
-        raise ConfigError(f"a config is a mapping of sections, got {type(raw).__name__}")
-    shaped = normalize_flat(raw)
-    shaped = apply_overrides(shaped, list(overrides or []))
-    _resolve_paths(shaped, base or Path.cwd())
-    try:
-        return TrainConfig.model_validate(shaped)
-    except ValidationError as exc:
-        raise ConfigError(_explain(exc)) from None
+    """Validate a raw config dict (seed-style keys mapped, overrides applied) into a :class:`TrainConfig`.
 
+    Raises a :class:`ConfigError` listing every problem of the config's shape.
 
-def _explain(exc: ValidationError) -> str:
-    lines = []
-    for error in exc.errors()[:6]:
-        where = ".".join(str(p) for p in error["loc"]) or "config"
-        message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-        elif error["type"] == "missing":
-            message = "required, but missing"
-        lines.append(f"{where}: {message}")
-    more = f" (and {len(exc.errors()) - 6} more)" if len(exc.errors()) > 6 else ""
-    return "the config is not valid: " + "; ".join(lines) + more
+    >>> parse_config({"model_name_or_path": "m", "dataset": "d.jsonl", "reward_funcs": "a,b"}).rewards
+    ['a', 'b']
+    """
+    problems = ConfigProblems()
+    sections = read_sections(raw, base, overrides, problems)
+    problems.raise_if_any()
+    assert sections.config is not None
+    return sections.config
 
 
 def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainConfig:
@@ -379,6 +340,19 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> TrainCo
     >>> load_config(path, ["trainer.max_steps=5"]).trainer
     {'max_steps': 5}
     """
+    raw, base = read_config(path)
+    return parse_config(raw, base=base, overrides=overrides)
+
+
+def read_config(path: str | Path) -> tuple[dict[str, Any], Path]:
+    """The mapping a YAML training config holds, and its folder (where its relative paths start).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "run.yaml"
+    >>> _ = path.write_text("rewards: [think_format]")
+    >>> read_config(path) == ({"rewards": ["think_format"]}, path.resolve().parent)
+    True
+    """
     path = Path(path).expanduser()
     raw = read_config_file(path, what="training config", sections="model, dataset and rewards", error=ConfigError)
-    return parse_config(raw, base=path.resolve().parent, overrides=overrides)
+    return raw, path.resolve().parent

@@ -12,9 +12,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.train.config import TINY_MODEL, ConfigError, ModelSettings
+from rewardsmith.core.problems import ConfigError, ConfigProblems
+from rewardsmith.train.config import TINY_MODEL, ModelSettings
 
-__all__ = ["check_model", "load_model_and_tokenizer", "lora_config", "model_path"]
+__all__ = ["check_attention", "check_model", "load_model_and_tokenizer", "lora_config", "model_path"]
 
 logger = logging.getLogger("rewardsmith")
 
@@ -57,22 +58,63 @@ def _module_names(config: Any) -> set[str]:
     return {name for name, _ in model.named_modules()}
 
 
+#: What each ``attn_implementation`` needs importable; transformers falls back to the ``kernels`` package's
+#: Hub builds when the flash-attention package itself is missing.
+_ATTENTION_PACKAGES = {
+    "flash_attention_2": ("flash_attn", "pip install flash-attn --no-build-isolation"),
+    "flash_attention_3": ("flash_attn_interface", "build flash-attention's hopper/ folder (FlashAttention-3)"),
+    "flash_attention_4": ("flash_attn", "pip install flash-attn-4"),
+}
+
+
+def check_attention(settings: ModelSettings) -> None:
+    """Whether what ``attn_implementation`` needs can be imported, before anything loads.
+
+    ``sdpa``, ``eager`` and ``flex_attention`` need nothing more. The flash
+    attention implementations need their package (or the ``kernels`` package,
+    which transformers then uses to fetch a build from the Hub); a Hub kernel
+    (``kernels-community/...``) needs ``kernels``.
+
+    >>> check_attention(ModelSettings(name_or_path="m", attn_implementation="sdpa"))  # needs nothing more
+    """
+    wanted = (settings.attn_implementation or "").removeprefix("paged|")
+    kernels = importlib.util.find_spec("kernels") is not None
+    if wanted in _ATTENTION_PACKAGES:
+        package, install = _ATTENTION_PACKAGES[wanted]
+        if importlib.util.find_spec(package) is None and not kernels:
+            raise ConfigError(
+                f"model.attn_implementation {wanted!r} needs the {package} package, which is not installed. "
+                f"Install it on a CUDA machine ({install}), or install `kernels` (pip install kernels) to use a build "
+                "from the Hub, or set attn_implementation: sdpa"
+            )
+    elif "/" in wanted and not kernels:
+        raise ConfigError(
+            f"model.attn_implementation {wanted!r} is a Hub kernel, which needs the kernels package: pip install "
+            "kernels (or set attn_implementation: sdpa)"
+        )
+
+
 def check_model(settings: ModelSettings, path: str) -> dict[str, Any]:
-    """Everything about the model that can be checked without its weights; returns facts for the plan."""
+    """Everything about the model that can be checked without its weights; returns facts for the plan.
+
+    Every problem is reported at once (QLoRA's hardware and packages, LoRA
+    targets the model does not have).
+    """
     config = _auto_config(path, settings)
     facts: dict[str, Any] = {"architecture": (getattr(config, "architectures", None) or ["?"])[0]}
+    problems = ConfigProblems()
     if settings.load_in_4bit or settings.load_in_8bit:
         import torch
 
         if not torch.cuda.is_available():
-            raise ConfigError(
+            problems.add(
                 "model.load_in_4bit/load_in_8bit (QLoRA) needs a CUDA GPU and bitsandbytes; none is available here. "
                 "Remove it to train in full precision, or run on a GPU machine."
             )
-        if importlib.util.find_spec("bitsandbytes") is None:
-            raise ConfigError("QLoRA needs bitsandbytes: pip install 'rewardsmith[qlora]'")
+        elif importlib.util.find_spec("bitsandbytes") is None:
+            problems.add("QLoRA needs bitsandbytes: pip install 'rewardsmith[qlora]'")
         if settings.lora is None:
-            raise ConfigError("a 4-bit or 8-bit model cannot be fully fine-tuned; add model.lora (QLoRA)")
+            problems.add("a 4-bit or 8-bit model cannot be fully fine-tuned; add model.lora (QLoRA)")
     if settings.lora is not None:
         targets = settings.lora.target_modules
         if targets != "all-linear":
@@ -82,11 +124,12 @@ def check_model(settings: ModelSettings, path: str) -> dict[str, Any]:
             missing = [t for t in wanted if t not in suffixes and not any(n.endswith(t) for n in names)]
             if missing:
                 linear = sorted({n.rsplit(".", 1)[-1] for n in names if "proj" in n or "fc" in n})[:12]
-                raise ConfigError(
+                problems.add(
                     f"model.lora.target_modules {missing} are not modules of {facts['architecture']}. "
                     f"Its projection layers include: {', '.join(linear) or 'none found'}; or use 'all-linear'"
                 )
         facts["lora"] = f"r={settings.lora.r}, alpha={settings.lora.alpha}, targets={targets}"
+    problems.raise_if_any()
     return facts
 
 

@@ -2,10 +2,17 @@
 
 The plan holds the rewards and weights, the prepared datasets, TRL's
 ``GRPOConfig``, the model path and facts about the model; ``--dry-run``
-prints it. Every check here fails with a :class:`ConfigError` that says what
-to change: unknown rewards, weights that do not match, dataset columns a
-reward needs, settings TRL rejects, batch sizes that do not divide, LoRA
-targets the model lacks, QLoRA without CUDA, vLLM not installed.
+prints it. Every check says what to change: unknown rewards, weights that
+do not match, dataset columns a reward needs, settings TRL rejects, batch
+sizes that do not divide, LoRA targets the model lacks, QLoRA without CUDA,
+vLLM or an attention implementation's package not installed, and (when
+asked) judge endpoints that do not answer.
+
+The checks are independent where they can be: each section of the config is
+checked even when another has problems, and every problem is reported in one
+:class:`~rewardsmith.core.problems.ConfigError`. A check that depends on a
+failed one is skipped (no column check when the dataset does not load, no
+reward or dataset check when an ``imports:`` entry fails).
 """
 
 from __future__ import annotations
@@ -16,10 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.compose.config import rewards_with_problems
+from rewardsmith.core.configfile import import_modules
+from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.core.reward import Reward
-from rewardsmith.train.config import ConfigError, DatasetSettings, TrainConfig
-from rewardsmith.train.model import check_model, model_path
+from rewardsmith.train.config import ConfigSections, DatasetSettings, TrainConfig, read_config, read_sections
+from rewardsmith.train.endpoints import check_endpoints as check_endpoints_of
+from rewardsmith.train.model import check_attention, check_model, model_path
 from rewardsmith.train.trainer_args import build_trainer_args
 
 __all__ = ["TrainingPlan", "cache_dir", "plan_training", "prepare_datasets"]
@@ -43,9 +53,15 @@ class TrainingPlan:
     model_path: str
     model_facts: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    endpoints: list[tuple[str, str]] = field(default_factory=list)
 
     def describe(self) -> list[tuple[str, str]]:
-        """The plan as (label, value) rows, for ``--dry-run`` and the start of a run."""
+        """The plan as (label, value) rows, for ``--dry-run`` and the start of a run.
+
+        Each reward's row has its weight, the columns it needs and the optional
+        columns it reads (marked when the data lacks them); judge endpoints
+        checked with ``check_endpoints`` have a row each.
+        """
         args = self.args
         rows = [
             ("model", f"{self.model_path} ({self.model_facts.get('architecture', '?')})"),
@@ -55,9 +71,20 @@ class TrainingPlan:
         if self.eval_dataset is not None:
             strategy = _plain(args.eval_strategy)
             rows.append(("eval data", f"{_count(self.eval_dataset)} prompts (eval_strategy={strategy})"))
+        have = _columns(self.train_dataset)
         for reward, weight in zip(self.rewards, self.weights):
-            columns = ", ".join(reward.required_columns) or "no columns"
-            rows.append((f"reward {reward.name}", f"weight {weight:g}; reads {columns}"))
+            needs = reward.missing_columns([])  # every required column, with its fallbacks
+            columns = ", ".join(needs) or "no columns"
+            absent = set(reward.missing_optional_columns(have))
+            fallbacks = {f for n in needs for f in n.partition(" (or ")[2].rstrip(")").split(", ") if f}
+            optional = [
+                f"{c} (absent: its default is used)" if c in absent else c
+                for c in reward.optional_columns
+                if c not in fallbacks
+            ]
+            reads = f"; optional {', '.join(optional)}" if optional else ""
+            rows.append((f"reward {reward.name}", f"weight {weight:g}; needs {columns}{reads}"))
+        rows += self.endpoints
         steps = (
             f"max_steps={args.max_steps}"
             if args.max_steps and args.max_steps > 0
@@ -164,12 +191,13 @@ def prepare_datasets(settings: DatasetSettings) -> tuple[Any, Any]:
     return train, evaluation
 
 
-def _check_coverage(dataset: Any, rewards: list[Reward]) -> None:
+def _check_coverage(dataset: Any, rewards: list[Reward], rows: bool) -> None:
+    """The columns every reward needs; with ``rows`` (all rewards resolved), also that every row is scored."""
     from rewardsmith.compose import coverage
     from rewardsmith.data import check_columns
 
     check_columns(dataset, rewards)
-    if hasattr(dataset, "__len__"):
+    if rows and hasattr(dataset, "__len__"):
         coverage(dataset, rewards)
 
 
@@ -182,7 +210,21 @@ def _vllm_check(args: Any) -> None:
         )
 
 
-def _learning_warnings(config: TrainConfig, args: Any, facts: dict[str, Any]) -> list[str]:
+def _eval_strategy_check(settings: DatasetSettings, args: Any) -> None:
+    if settings.eval_split or settings.eval_source is not None:
+        if args.eval_strategy == "no":
+            raise ConfigError(
+                "an evaluation dataset is set but trainer.eval_strategy is 'no'; "
+                "set eval_strategy: steps and eval_steps"
+            )
+    elif args.eval_strategy != "no":
+        raise ConfigError(
+            f"trainer.eval_strategy is {_plain(args.eval_strategy)!r} but there is no evaluation dataset; "
+            "set dataset.eval_source (another file or Hub dataset) or dataset.eval_split (a split of the same source)"
+        )
+
+
+def _learning_warnings(config: TrainConfig, args: Any) -> list[str]:
     warnings = []
     if "learning_rate" not in config.trainer:
         warnings.append(
@@ -196,31 +238,86 @@ def _learning_warnings(config: TrainConfig, args: Any, facts: dict[str, Any]) ->
     return warnings
 
 
-def plan_training(config: TrainConfig) -> TrainingPlan:
-    """Resolve and check a config: rewards, datasets, trainer settings, model (config only), vLLM."""
-    from rewardsmith.compose import rewards_from_config
+def _sections(
+    config: TrainConfig | str | Path | dict[str, Any], overrides: list[str] | None, problems: ConfigProblems
+) -> ConfigSections:
+    if isinstance(config, TrainConfig):
+        if not overrides:
+            return ConfigSections.of(config)
+        return read_sections(config.to_dict(), None, overrides, problems)
+    if isinstance(config, dict):
+        return read_sections(config, Path.cwd(), overrides, problems)
+    raw, base = read_config(config)
+    return read_sections(raw, base, overrides, problems)
 
-    try:
-        rewards, weights = rewards_from_config(config.rewards, config.reward_weights)
-    except RewardConfigError as exc:
-        raise ConfigError(str(exc)) from None
-    args = build_trainer_args(config.trainer, reward_weights=weights, default_output_dir=Path("outputs") / "run")
-    _vllm_check(args)
-    path = model_path(config.model, cache_dir())
-    facts = check_model(config.model, path)
-    train, evaluation = prepare_datasets(config.dataset)
-    _check_coverage(train, rewards)
-    if evaluation is not None:
-        _check_coverage(evaluation, rewards)
-        if args.eval_strategy == "no":
-            raise ConfigError(
-                "an evaluation dataset is set but trainer.eval_strategy is 'no'; "
-                "set eval_strategy: steps and eval_steps"
-            )
-    elif args.eval_strategy != "no":
-        raise ConfigError(
-            f"trainer.eval_strategy is {_plain(args.eval_strategy)!r} but there is no evaluation dataset; "
-            "set dataset.eval_split (or eval_source)"
-        )
-    warnings = _learning_warnings(config, args, facts)
-    return TrainingPlan(config, rewards, weights, train, evaluation, args, path, facts, warnings)
+
+def plan_training(
+    config: TrainConfig | str | Path | dict[str, Any],
+    overrides: list[str] | None = None,
+    *,
+    check_endpoints: bool = False,
+) -> TrainingPlan:
+    """Resolve and check a config: rewards, datasets, trainer settings, model (config only), vLLM.
+
+    ``config`` is a :class:`TrainConfig`, a YAML path or a dict; ``overrides``
+    are ``key=value`` strings. Every problem is raised at once, before any
+    model weights load. ``check_endpoints`` also sends one real request to
+    each judge endpoint the rewards use.
+
+    >>> config = {"model": {"name_or_path": "builtin:tiny", "dtype": "fp8"}, "dataset": {"source": [{"prompt": "hi"}]},
+    ...           "rewards": ["think_fromat"], "trainer": {"max_step": 2}}
+    >>> try:
+    ...     plan_training(config)
+    ... except ConfigError as exc:
+    ...     print(exc)
+    the training config has 3 problems (nothing was loaded). Fix them all, then run again:
+      1. model.dtype: Input should be 'auto', 'float32', 'bfloat16' or 'float16'
+      2. rewards[0]: unknown reward 'think_fromat'. Did you mean: think_format, format? ...
+      3. trainer.max_step is not a GRPO training argument. Did you mean: max_steps, save_steps, eval_steps? ...
+    """
+    problems = ConfigProblems("the training config")
+    plan = _check(_sections(config, overrides, problems), problems, check_endpoints)
+    problems.raise_if_any()
+    assert plan is not None
+    return plan
+
+
+def _check(sections: ConfigSections, problems: ConfigProblems, check_endpoints: bool) -> TrainingPlan | None:
+    """Every check the valid sections allow, problems recorded; the plan when there are none."""
+    imported = import_modules(sections.imports, problems)
+    rewards: list[Reward] = []
+    weights = None
+    if imported and sections.rewards is not None:
+        rewards, weights = rewards_with_problems(sections.rewards, sections.reward_weights, problems)
+    args = None
+    if sections.trainer is not None:
+        with problems.check():
+            args = build_trainer_args(sections.trainer, reward_weights=weights, default_output_dir=Path("outputs/run"))
+        if args is not None:
+            with problems.check():
+                _vllm_check(args)
+    path, facts = None, None
+    if sections.model is not None:
+        with problems.check():
+            check_attention(sections.model)
+        with problems.check():
+            path = model_path(sections.model, cache_dir())
+            facts = check_model(sections.model, path)
+    train = evaluation = None
+    if imported and sections.dataset is not None:
+        with problems.check():
+            train, evaluation = prepare_datasets(sections.dataset)
+        if args is not None:
+            with problems.check():
+                _eval_strategy_check(sections.dataset, args)
+    for data in (train, evaluation):
+        if data is not None and rewards:
+            with problems.check():
+                _check_coverage(data, rewards, rows=weights is not None)
+    endpoints = check_endpoints_of(rewards, problems) if check_endpoints and rewards else []
+    if problems or sections.config is None or weights is None or path is None or facts is None:
+        return None
+    from rewardsmith.data.columns import optional_column_warnings
+
+    warnings = _learning_warnings(sections.config, args) + optional_column_warnings(train, rewards)
+    return TrainingPlan(sections.config, rewards, weights, train, evaluation, args, path, facts, warnings, endpoints)

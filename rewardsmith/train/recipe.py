@@ -1,9 +1,11 @@
 """``rewardsmith train``: a GRPO run from one config, top to bottom.
 
-1. read and validate the config (no model loaded);
+1. read and validate the config (no model loaded), importing its ``imports:``;
 2. resolve it into a plan and check everything that can be checked: rewards,
    weights, dataset columns and coverage, TRL's own validation of the trainer
-   settings, batch sizes, LoRA targets, QLoRA hardware, vLLM;
+   settings, batch sizes, LoRA targets, QLoRA hardware, vLLM, the attention
+   implementation's package, and (when asked) the judge endpoints; every
+   problem is reported at once;
 3. load the model and tokenizer (special tokens, pad token, dtype);
 4. build TRL's ``GRPOTrainer`` with our rewards, train (resuming if asked);
 5. save the model (or adapter), the reward curve and a summary.
@@ -20,11 +22,11 @@ from typing import Any
 import yaml
 
 from rewardsmith.train.callbacks import RewardConsole, RewardHistory, RunSummary
-from rewardsmith.train.config import ConfigError, TrainConfig, load_config, parse_config
+from rewardsmith.train.config import ConfigError, TrainConfig
 from rewardsmith.train.model import load_model_and_tokenizer, lora_config
 from rewardsmith.train.plan import TrainingPlan, plan_training
 
-__all__ = ["TrainResult", "as_config", "run"]
+__all__ = ["TrainResult", "run"]
 
 logger = logging.getLogger("rewardsmith")
 
@@ -36,15 +38,6 @@ class TrainResult:
     summary: RunSummary
     output_dir: Path
     trainer: Any
-
-
-def as_config(config: TrainConfig | str | Path | dict[str, Any], overrides: list[str] | None = None) -> TrainConfig:
-    """A :class:`TrainConfig` from a config object, a YAML path, or a dict."""
-    if isinstance(config, TrainConfig):
-        return parse_config(config.to_dict(), overrides=overrides) if overrides else config
-    if isinstance(config, dict):
-        return parse_config(config, overrides=overrides)
-    return load_config(config, overrides)
 
 
 def _show_plan(plan: TrainingPlan, console: Any, title: str) -> None:
@@ -111,19 +104,30 @@ def run(
     *,
     dry_run: bool = False,
     console: Any = None,
+    check_endpoints: bool = False,
 ) -> TrainResult | TrainingPlan:
     """Train with GRPO as the config says; with ``dry_run``, only resolve, check and return the plan.
 
     ``config`` is a YAML path, a dict, or a :class:`TrainConfig`; ``overrides``
-    are dotted ``key=value`` strings. Raises :class:`ConfigError` (before any
-    model loads) for a config that cannot work.
+    are ``key=value`` strings (``trainer.learning_rate=3e-3``, or flat
+    ``max_steps=2``). Raises :class:`ConfigError` (before any model loads) for a
+    config that cannot work, listing every problem. ``check_endpoints`` sends
+    one real request to each judge endpoint the rewards use first.
+
+    >>> import io, tempfile
+    >>> from rich.console import Console
+    >>> from rewardsmith.demo import DEMO_CONFIG
+    >>> plan = run(DEMO_CONFIG, ["max_steps=2", f"trainer.output_dir={tempfile.mkdtemp()}"], dry_run=True,
+    ...            console=Console(file=io.StringIO()))
+    >>> plan.args.max_steps, [reward.name for reward in plan.rewards]
+    (2, ['tag_count', 'think_format', 'gsm8k_accuracy'])
     """
     from rich.console import Console
 
     console = console or Console()
     main_process = _is_main_process()
-    config = as_config(config, overrides)
-    plan = plan_training(config)
+    plan = plan_training(config, overrides, check_endpoints=check_endpoints)
+    config = plan.config
     if main_process:
         _show_plan(plan, console, "rewardsmith train: dry run (nothing loaded)" if dry_run else "rewardsmith train")
     if dry_run:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.core.names import did_you_mean
-from rewardsmith.train.config import ConfigError
+from rewardsmith.core.problems import ConfigError, ConfigProblems
 
 __all__ = ["build_trainer_args", "coerce", "trainer_fields"]
 
@@ -77,20 +77,32 @@ def build_trainer_args(
     default_output_dir: str | Path,
     algorithm: str = "grpo",
 ) -> Any:
-    """TRL's config object for the run (``GRPOConfig`` by default), or a :class:`ConfigError` saying what to change."""
+    """TRL's config object for the run (``GRPOConfig`` by default), or a :class:`ConfigError` saying what to change.
+
+    Every problem is reported at once: each unknown field, each value of the
+    wrong type, then what TRL's own class rejects, batch sizes and loggers.
+
+    >>> args = build_trainer_args({"learning_rate": "3e-3", "max_steps": 2}, reward_weights=None,
+    ...                           default_output_dir="outputs/doctest")
+    >>> args.learning_rate, args.max_steps
+    (0.003, 2)
+    """
     from trl import GRPOConfig, RLOOConfig
 
     fields = trainer_fields(algorithm)
+    problems = ConfigProblems()
     settings: dict[str, Any] = {}
     for name, value in trainer.items():
         if name not in fields:
-            raise ConfigError(
+            problems.add(
                 f"trainer.{name} is not a {algorithm.upper()} training argument.{did_you_mean(name, fields)} "
                 "Every field of TRL's GRPOConfig is accepted under trainer:"
             )
-        settings[name] = coerce(name, value, fields[name].type)
+            continue
+        with problems.check():
+            settings[name] = coerce(name, value, fields[name].type)
     if "reward_weights" in settings and reward_weights is not None:
-        raise ConfigError("give reward weights on the rewards (weight: ...) or as reward_weights, not in trainer:")
+        problems.add("give reward weights on the rewards (weight: ...) or as reward_weights, not in trainer:")
     if reward_weights is not None and any(w != 1.0 for w in reward_weights):
         settings["reward_weights"] = list(reward_weights)
     settings.setdefault("output_dir", str(default_output_dir))
@@ -99,16 +111,20 @@ def build_trainer_args(
         settings.setdefault("fp16", False)
         settings.setdefault("dataloader_pin_memory", False)
         if settings.get("bf16") or settings.get("fp16"):
-            raise ConfigError(
+            problems.add(
                 "trainer.bf16/fp16 need a GPU and none is available; remove them (training runs in float32 on the CPU)"
             )
+    problems.raise_if_any()  # TRL's own check needs settings that are right one by one
     cls = {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
     try:
         args = cls(**settings)
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"TRL rejects the trainer settings: {exc}") from None
-    _check_batch(args)
-    _check_loggers(args)
+    with problems.check():
+        _check_batch(args)
+    with problems.check():
+        _check_loggers(args)
+    problems.raise_if_any()
     return args
 
 
