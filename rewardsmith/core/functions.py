@@ -50,6 +50,7 @@ class _FunctionMixin:
     bound: dict[str, Any]
 
     def _init_function(self) -> None:
+        self.__dict__["_fn_name"] = callable_name(self.fn)  # asked for on every call: worked out once
         self.__doc__ = getattr(self.fn, "__doc__", None)
         self.__module__ = getattr(self.fn, "__module__", None)  # type: ignore[assignment]
         self.__wrapped__ = self.fn
@@ -57,7 +58,7 @@ class _FunctionMixin:
 
     @property
     def default_name(self) -> str:
-        return callable_name(self.fn)
+        return self.__dict__.get("_fn_name") or callable_name(self.fn)
 
     def sample_function(self) -> Callable[..., Any]:
         return self.fn
@@ -175,7 +176,10 @@ class BatchFunctionReward(Reward):
 
     @property
     def default_name(self) -> str:
-        return callable_name(self.fn)
+        name = self.__dict__.get("_fn_name")
+        if name is None:
+            name = self.__dict__["_fn_name"] = callable_name(self.fn)
+        return name
 
     def score_batch(self, batch: Batch) -> Sequence[Any]:
         prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
@@ -192,7 +196,10 @@ class AsyncBatchFunctionReward(AsyncReward):
 
     @property
     def default_name(self) -> str:
-        return callable_name(self.fn)
+        name = self.__dict__.get("_fn_name")
+        if name is None:
+            name = self.__dict__["_fn_name"] = callable_name(self.fn)
+        return name
 
     async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
         prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)

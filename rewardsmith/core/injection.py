@@ -174,6 +174,7 @@ class Injection:
         self.positional: list[str] = []  # leading parameters that can be passed by position
         if fn is None:
             self.inputs = {name: _required_by_default(value) for name, value in declared.items()}
+            self._index()
             return
         try:
             signature = inspect.signature(fn)
@@ -211,6 +212,15 @@ class Injection:
                 )
             # Declared inputs the signature does not name reach the function through **kwargs, when present.
             self.inputs.update((name, _required_by_default(value, False)) for name, value in declared.items())
+        self._index()
+
+    def _index(self) -> None:
+        """Work out once what every batch would otherwise recompute (the inputs do not change)."""
+        #: The parameters fixed to a value (settings bound with ``configure``), and their values.
+        self.settings: dict[str, Any] = {n: i.value for n, i in self.inputs.items() if isinstance(i, Value)}
+        self._required = [i for i in self.inputs.values() if isinstance(i, Column) and i.required]
+        self._filled = [(n, i) for n, i in self.inputs.items() if not isinstance(i, Value)]
+        self._taken = {n for i in self.inputs.values() for n in i.column_names()} | set(self.inputs)
 
     # -- what it reads ------------------------------------------------------------------------------
 
@@ -259,16 +269,11 @@ class Injection:
             if isinstance(c, Column) and not c.required and name not in self.settings_like and c.found(have) is None
         ]
 
-    @property
-    def settings(self) -> dict[str, Any]:
-        """The parameters fixed to a value (settings bound with ``configure``), and their values."""
-        return {name: i.value for name, i in self.inputs.items() if isinstance(i, Value)}
-
     def check(self, batch: Batch) -> None:
         """Raise the clear error for the first required column the batch lacks."""
-        have = batch.column_names
-        for column in self._columns(True):
-            if column.found(have) is None:
+        have = batch.raw_columns
+        for column in self._required:
+            if column.name not in have and column.found(have) is None:
                 raise batch.missing_column_error(column.name, self.reward_name, column.fallbacks)
 
     # -- filling parameters ---------------------------------------------------------------------------
@@ -282,15 +287,13 @@ class Injection:
         self.check(batch)
         names: list[str] = []
         lists: list[list[Any]] = []
-        for name, given in self.inputs.items():
-            if isinstance(given, Value):
-                continue
+        for name, given in self._filled:
             values = given.values(batch, self.reward_name)
             if values is not None:
                 names.append(name)
                 lists.append(values)
         if self.takes_kwargs:
-            taken = {n for i in self.inputs.values() for n in i.column_names()} | set(self.inputs)
+            taken = self._taken
             for name in batch.column_names:
                 if name not in taken and len(batch.raw_columns[name]) == batch.n:
                     names.append(name)
