@@ -12,7 +12,22 @@ from rewardsmith.core.injection import BUILTIN_INPUTS
 from rewardsmith.core.registry import find_target, get_reward
 from rewardsmith.core.reward import ENGINE_SETTINGS, Reward, snake_case
 
-__all__ = ["RewardInfo", "describe_reward"]
+__all__ = ["RewardInfo", "column_roles", "describe_reward"]
+
+
+def column_roles(reward: Reward) -> tuple[list[str], list[str]]:
+    """The columns a reward needs (each with its fallbacks) and the other columns it reads when present.
+
+    A fallback of a needed column appears with it, not again among the optional ones.
+
+    >>> column_roles(get_reward("math_accuracy"))
+    (['answer (or solution)'], [])
+    >>> column_roles(get_reward("llm_judge", model="m"))
+    ([], ['reference'])
+    """
+    needs = reward.missing_columns([])
+    fallbacks = {name for need in needs for name in need.partition(" (or ")[2].rstrip(")").split(", ") if name}
+    return needs, [c for c in reward.optional_columns if c not in fallbacks]
 
 
 @dataclass
@@ -48,7 +63,7 @@ def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
         own = made.settings
     else:
         own = {k: v for k, v in made.settings.items() if k not in BUILTIN_INPUTS}
-    missing = made.missing_columns([])  # every required column, with its fallbacks
+    needs, optional = column_roles(made)
     engine = {k: getattr(made, k) for k in (*ENGINE_SETTINGS, "max_concurrency") if hasattr(made, k)}
     kind = type(made).__name__
     return RewardInfo(
@@ -56,8 +71,8 @@ def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
         description,
         own,
         engine,
-        missing,
-        list(made.optional_columns),
+        needs,
+        optional,
         kind,
     )
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from rewardsmith.compose.config import rewards_with_problems
 from rewardsmith.core.configfile import import_modules
+from rewardsmith.core.describe import column_roles
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.core.reward import Reward
 from rewardsmith.train.config import ConfigSections, DatasetSettings, TrainConfig, read_config, read_sections
@@ -73,15 +74,10 @@ class TrainingPlan:
             rows.append(("eval data", f"{_count(self.eval_dataset)} prompts (eval_strategy={strategy})"))
         have = _columns(self.train_dataset)
         for reward, weight in zip(self.rewards, self.weights):
-            needs = reward.missing_columns([])  # every required column, with its fallbacks
+            needs, reads_too = column_roles(reward)
             columns = ", ".join(needs) or "no columns"
             absent = set(reward.missing_optional_columns(have))
-            fallbacks = {f for n in needs for f in n.partition(" (or ")[2].rstrip(")").split(", ") if f}
-            optional = [
-                f"{c} (absent: its default is used)" if c in absent else c
-                for c in reward.optional_columns
-                if c not in fallbacks
-            ]
+            optional = [f"{c} (absent: its default is used)" if c in absent else c for c in reads_too]
             reads = f"; optional {', '.join(optional)}" if optional else ""
             rows.append((f"reward {reward.name}", f"weight {weight:g}; needs {columns}{reads}"))
         rows += self.endpoints
