@@ -72,6 +72,23 @@ class PolitenessReward:
         return [float("please" in c) for c in completions]
 
 
+class SeedStyleReward:
+    """The base-class pattern of other libraries: the name set in __init__, the call taking completions."""
+
+    def __init__(self, name: str = "seed_style", weight: float = 1.0) -> None:
+        self.name = name
+        self.weight = weight
+
+    def __call__(self, completions, **kwargs):
+        return [float(len(c) > 2) for c in completions]
+
+
+def test_a_reward_class_of_another_library_is_instantiated_and_keeps_its_name():
+    assert get_reward(SeedStyleReward).name == "seed_style"
+    assert get_reward(SeedStyleReward(name="longish")).name == "longish"
+    assert get_reward(SeedStyleReward)(completions=["abc", "a"]) == [1.0, 0.0]
+
+
 def test_a_callable_object_is_logged_under_its_name_attribute():
     made = get_reward(PolitenessReward())
     assert made.name == "politeness" and made.__name__ == "politeness"

@@ -323,6 +323,16 @@ def reward_from_callable(obj: Any) -> Reward:
         return obj
     if isinstance(obj, type) and issubclass(obj, Reward):
         return obj()
+    if isinstance(obj, type) and callable_kind(obj) == "factory":
+        try:  # a reward class written for another library: an instance with its defaults is the reward
+            instance = obj()
+        except TypeError as exc:
+            raise RewardConfigError(
+                f"{obj.__name__} is a class that needs arguments to make a reward ({exc}); pass an instance, "
+                f"or name it in the registry with its settings"
+            ) from exc
+        if callable(instance):
+            return reward_from_callable(instance)
     if not callable(obj):
         raise RewardConfigError(
             f"{obj!r} is not a reward: pass a Reward, a registered name, a TRL reward function "
