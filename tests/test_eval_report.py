@@ -12,7 +12,7 @@ import subprocess
 from html.parser import HTMLParser
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rewardsmith import evaluate, reward
@@ -34,6 +34,9 @@ def test_running_stats_match_the_direct_computation(values):
 
 @given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=1, max_size=400), st.booleans())
 @settings(max_examples=60, deadline=None)
+@example([0.0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1.5, 0.5, -1.0, 10.0], False)
+@example([0.0, 1, 2, 3, 4, 5, 6, 7, 1.5, 2.5, 10.67659916991646, 0.5, 0.25, -11.0], False)
+@example([0.0, 1, 2, 3, 4, 5, 6, 7, 1.5, 1.75, 2.5, 0.5, 0.25, 8.0], False)
 def test_histograms_count_every_score_once_and_in_the_right_bin(values, known_range):
     h = Histogram((-50.0, 50.0) if known_range else None)
     for x in values:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 __all__ = ["EXACT_VALUES", "Histogram", "PassAtK", "RunningStats", "pass_at_k", "pass_ks"]
@@ -120,9 +122,14 @@ class Histogram:
 
     score_range: tuple[float, float] | None = None
     values: dict[float, int] | None = field(default_factory=dict)
-    lo: float = 0.0
-    width: float = 0.0
+    # bins: exact rational low edge and width, and the float edges every score is placed by;
+    # widening merges pairs of bins and the merged edges are a subset of the old ones, so a
+    # score never ends up outside the edges that are reported for its bin
+    lo: Fraction = Fraction(0)
+    width: Fraction = Fraction(0)
+    edges: list[float] = field(default_factory=list)
     counts: list[int] = field(default_factory=list)
+    at_top: int = 0  # scores on the top edge, counted in the last bin until the bins widen upward
 
     def add(self, x: float) -> None:
         """Count one score."""
@@ -139,23 +146,24 @@ class Histogram:
         low, high = min(values), max(values)
         if self.score_range is not None and self.score_range[0] <= low and high <= self.score_range[1]:
             low, high = self.score_range
-        self.lo, self.width = low, (high - low) / BINS
+        self.lo = Fraction(low)
+        self.width = (Fraction(high) - self.lo) / BINS or Fraction(1)
+        self._set_edges()
         self.counts = [0] * BINS
         for value, count in values.items():
             self._bin_add(value, count)
 
+    def _set_edges(self) -> None:
+        self.edges = [float(self.lo + i * self.width) for i in range(BINS + 1)]
+
     def _bin_add(self, x: float, count: int) -> None:
-        while x < self.lo:
+        while x < self.edges[0]:
             self._widen(downward=True)
-        while x > self.lo + BINS * self.width:  # the top edge belongs to the last bin
+        while x > self.edges[-1]:  # the top edge belongs to the last bin
             self._widen(downward=False)
-        index = min(int((x - self.lo) / self.width), BINS - 1) if self.width > 0 else 0
-        # the division can round across an edge: settle on the bin whose reported edges hold x
-        while index > 0 and x < self.lo + index * self.width:
-            index -= 1
-        while index < BINS - 1 and x >= self.lo + (index + 1) * self.width:
-            index += 1
-        self.counts[index] += count
+        self.counts[min(bisect_right(self.edges, x) - 1, BINS - 1)] += count
+        if x == self.edges[-1]:
+            self.at_top += count
 
     def _widen(self, downward: bool) -> None:
         merged = [0] * BINS
@@ -163,15 +171,19 @@ class Histogram:
             merged[(BINS + i) // 2 if downward else i // 2] += count
         if downward:
             self.lo -= BINS * self.width
-        self.width = self.width * 2 if self.width > 0 else 1.0
+        else:  # the old top edge is now the lower edge of the middle bin
+            merged[BINS // 2 - 1] -= self.at_top
+            merged[BINS // 2] += self.at_top
+            self.at_top = 0
+        self.width *= 2
         self.counts = merged
+        self._set_edges()
 
     def as_dict(self) -> dict[str, Any]:
         """``{"kind": "values", "values": [[score, count], ...]}`` or ``{"kind": "bins", "edges", "counts"}``."""
         if self.values is not None:
             return {"kind": "values", "values": [[value, self.values[value]] for value in sorted(self.values)]}
-        edges = [self.lo + i * self.width for i in range(BINS + 1)]
-        return {"kind": "bins", "edges": edges, "counts": list(self.counts)}
+        return {"kind": "bins", "edges": list(self.edges), "counts": list(self.counts)}
 
 
 @dataclass
