@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from engine_rewards import SpawnsChildren, worker_pid
+from process_helpers import alive, wait_gone
 
 from rewardsmith import RewardConfigError, get_reward
 from rewardsmith.core.processes import usable_cpus
@@ -21,25 +22,6 @@ from rewardsmith.core.processes import usable_cpus
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("engine")]
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is in the process table and not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _still_running(pids: list[int], seconds: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if _running(p)]
-        if not alive:
-            return []
-        time.sleep(0.05)
-    return [p for p in pids if _running(p)]
 
 
 def _pids(pid_file: Path) -> list[int]:
@@ -64,18 +46,18 @@ def test_a_timed_out_reward_takes_every_process_it_started_with_it(tmp_path):
     children = _pids(pid_file)
     assert scores == [None] and spawner.stats["timeouts"] == 1
     assert len(children) == 3  # a child, one in a session of its own, a fork
-    assert _still_running(children) == []  # they ran at full CPU after the parent moved on, before
+    assert wait_gone(children) == []  # they ran at full CPU after the parent moved on, before
     spawner.close()
 
 
-def test_closing_the_pool_stops_what_its_rewards_left_running(tmp_path):
+def test_closing_the_pool_stops_what_its_rewards_leftalive(tmp_path):
     pid_file = tmp_path / "pids"
     spawner = SpawnsChildren(pid_file=str(pid_file), workers=1, timeout=30.0)
     assert spawner(completions=["return"]) == [1.0]
     children = _pids(pid_file)
-    assert all(_running(p) for p in children)  # the sample is done, its processes still run
+    assert all(alive(p) for p in children)  # the sample is done, its processes still run
     spawner.close()
-    assert _still_running(children) == []
+    assert wait_gone(children) == []
 
 
 @pytest.mark.parametrize("how", ["exit", "kill"])
@@ -95,7 +77,7 @@ def test_nothing_a_reward_started_outlives_the_training_process(tmp_path, how):
     )
     subprocess.run([sys.executable, str(script)], cwd=ROOT, timeout=120, check=False)
     children = _pids(pid_file)
-    assert _still_running(children, seconds=8.0) == []
+    assert wait_gone(children, seconds=8.0) == []
 
 
 def test_a_pool_never_starts_more_workers_than_samples_or_cpus(caplog):
