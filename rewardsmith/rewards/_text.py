@@ -352,9 +352,9 @@ _NUMBER = re.compile(
 )
 
 _LATEX_CLEANUP = (
-    (re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"\1/\2"),
-    (re.compile(r"\\text\s*\{[^{}]*\}"), " "),
-    (re.compile(r"\\(?:mathrm|textbf|mathbf)\s*\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"\\[dt]?frac\s{0,20}\{([^{}]*)\}\s{0,20}\{([^{}]*)\}"), r"\1/\2"),
+    (re.compile(r"\\text\s{0,20}\{[^{}]*\}"), " "),
+    (re.compile(r"\\(?:mathrm|textbf|mathbf)\s{0,20}\{([^{}]*)\}"), r"\1"),
     (re.compile(r"\{,\}"), ","),
     (re.compile(r"\\[,;!: ]"), ""),
     (re.compile(r"\\\$|\\%|%|\\left|\\right|\^\\circ|\\circ|\\cdot"), " "),
