@@ -62,3 +62,42 @@ class PidByGroup(Reward):
     def score(self, completion: str, group: str) -> float:
         time.sleep(0.05)
         return float(os.getpid())
+
+
+@dataclass
+class FlakyCheck(Reward):
+    """A correctness check in [0, 1] that fails on request: ``boom`` raises, ``sleep`` never returns."""
+
+    score_range = (0.0, 1.0)
+
+    def score(self, completion: str) -> float:
+        if "boom" in completion:
+            raise RuntimeError("the checker broke")
+        if "sleep" in completion:
+            time.sleep(10_000)
+        return 1.0 if "right" in completion else 0.0
+
+
+@dataclass
+class SpawnsChildren(Reward):
+    """Starts processes that would run for ever (a busy child, a forked child, one in a session of its own),
+    writes their pids to ``pid_file``, then sleeps past any timeout (``"stay"``) or returns (``"return"``)."""
+
+    pid_file: str = ""
+
+    def score(self, completion: str) -> float:
+        import subprocess
+        import sys
+
+        busy = [sys.executable, "-c", "while True: pass"]
+        pids = [subprocess.Popen(busy).pid, subprocess.Popen(busy, start_new_session=True).pid]
+        child = os.fork()
+        if child == 0:  # the forked child spins until killed
+            while True:
+                pass
+        pids.append(child)
+        with open(self.pid_file, "w") as handle:
+            handle.write(" ".join(map(str, pids)))
+        if completion == "stay":
+            time.sleep(10_000)
+        return 1.0

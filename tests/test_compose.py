@@ -361,10 +361,14 @@ def test_gate_counts_the_reward_only_where_the_condition_reaches_the_threshold()
     assert call(gate(from_a, from_b, otherwise=None), a=[0.0], b=[1.0]) == [None]
 
 
-def test_gate_with_a_failed_condition_or_reward_is_unscored():
+def test_gate_with_a_failed_condition_scores_as_closed_and_a_failed_reward_without_a_range_is_unscored():
     g = gate(from_b, from_a)
-    assert call(g, a=[1.0, 1.0], b=["boom", 1.0]) == [None, 1.0]
-    assert call(combine([from_c, g]), a=[1.0], b=["boom"], c=[1.0]) == [None]
+    # a condition that could not be checked never opens the gate: `otherwise`, not a pass for "not applicable"
+    assert call(g, a=[1.0, 1.0], b=["boom", 1.0]) == [0.0, 1.0]
+    assert call(combine([from_c, g]), a=[1.0], b=["boom"], c=[1.0]) == [1.0]
+    # a failed reward behind an open gate, when the reward declares no range, leaves the row unscored
+    assert call(gate(from_a, from_b), a=[1.0], b=["boom"]) == [None]
+    assert call(gate(from_b, from_a, otherwise=None), a=[1.0], b=["boom"]) == [None]
 
 
 def test_lazy_gate_scores_the_reward_only_where_the_gate_is_open():

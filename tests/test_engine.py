@@ -13,34 +13,13 @@ from pathlib import Path
 
 import pytest
 from engine_rewards import BusyWork, hostile, worker_pid
+from process_helpers import alive, wait_gone
 
 from rewardsmith import RewardConfigError, RewardExecutionError, get_reward, reward
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("engine")]
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie is dead for our purposes
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return True
-
-
-def _wait_gone(pids, seconds=5.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        alive = [p for p in pids if _alive(p)]
-        if not alive:
-            return []
-        time.sleep(0.05)
-    return [p for p in pids if _alive(p)]
 
 
 @pytest.mark.parametrize("stuck", ["sleep", "loop"])
@@ -182,7 +161,7 @@ def test_no_orphan_workers_after_a_normal_exit(tmp_path):
     assert result.returncode == 0, result.stderr
     pids = [int(float(p)) for p in result.stdout.strip().strip("[]").split(",")]
     assert len(pids) == 2
-    assert _wait_gone(pids, seconds=3) == []
+    assert wait_gone(pids, seconds=3) == []
 
 
 def test_no_orphan_workers_after_the_parent_is_killed(tmp_path):
@@ -203,10 +182,10 @@ def test_no_orphan_workers_after_the_parent_is_killed(tmp_path):
     line = proc.stdout.readline()
     pids = [int(float(p)) for p in line.strip().strip("[]").split(",")]
     time.sleep(0.5)
-    assert all(_alive(p) for p in pids)
+    assert all(alive(p) for p in pids)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert _wait_gone(pids, seconds=5) == []
+    assert wait_gone(pids, seconds=5) == []
 
 
 def test_ctrl_c_mid_batch_leaves_no_stale_results(tmp_path):

@@ -265,7 +265,7 @@ def test_describe_reward_gives_settings_and_columns():
     info = describe_reward("gsm8k_accuracy", answer_column="gold")
     assert info.settings == {"answer_column": "gold", "fallback_last_number": True}
     assert info.required_columns == ["gold"]
-    assert info.engine["on_error"] == "none"
+    assert info.engine["on_error"] == "zero"  # a correctness reward: a failed check scores as a wrong answer
     fn_info = describe_reward("test_registry:polite")
     assert fn_info.settings == {"word": "please"} and fn_info.required_columns == []
 

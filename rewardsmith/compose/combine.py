@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rewardsmith.compose.common import as_reward, as_weight, fmt, log_component, unique_labels
+from rewardsmith.compose.common import as_reward, as_weight, floored, fmt, log_component, unique_labels
 from rewardsmith.compose.gate import gate
 from rewardsmith.compose.groups import NORMALIZE_CHOICES, Normalize, normalize_scores, prompt_groups
 from rewardsmith.core.composite import AsyncComposite, Composite, Steps, any_async
@@ -98,6 +98,7 @@ class Combined(Composite):
     def steps(self, batch: Batch, explain: bool) -> Steps:
         results: list[Scored] = yield [(r, batch) for r in self.rewards]
         n = len(batch)
+        results = [floored(r, reward) for r, reward in zip(results, self.rewards)]
         raw = [r.scores for r in results]
         if self.normalize is None:
             used = raw
@@ -192,11 +193,14 @@ def combine(
     * ``missing="renormalize"`` (default): the weights of the components that
       apply are scaled up so that they add up, in absolute value, to the total
       weight; a row gets the same scale whichever components apply to it.
-      A component that *fails* on a row (an error or timeout with its
-      ``on_error="none"``) leaves the row unscored instead, so that a failure
-      never earns the reward of the components that did score; set
-      ``on_error="zero"`` on the component to score its failures as 0.
     * ``missing="zero"``: TRL's rule, a missing score adds 0.
+
+    A component that *fails* on a row (an error or timeout with its
+    ``on_error="none"``) is counted at its lowest score when it declares a
+    ``score_range`` (every built-in does), so that breaking a component never
+    pays better than its worst honest outcome. A component without a range
+    leaves the row unscored under ``"renormalize"`` (a failure never earns the
+    reward of the components that did score) and adds 0 under ``"zero"``.
 
     A row where no component with a non-zero weight applies is ``None``. A
     component with weight 0 is logged but does not count.

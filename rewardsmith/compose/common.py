@@ -11,11 +11,14 @@ import numbers
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from rewardsmith.core.composite import failure_floor
+from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.registry import get_reward
+from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 
-__all__ = ["as_reward", "as_weight", "fmt", "log_component", "mean_and_rate", "unique_labels"]
+__all__ = ["as_reward", "as_weight", "floored", "fmt", "log_component", "mean_and_rate", "unique_labels"]
 
 
 def as_reward(obj: Any, what: str) -> Reward:
@@ -74,6 +77,21 @@ def log_component(
     if mean is not None:  # TRL averages logged values, so a batch where nothing applies logs no mean
         log(prefix, mean)
     log(f"{prefix}/applicable", rate)
+
+
+def floored(scored: Scored, reward: Reward) -> Scored:
+    """A component's result with its failed rows counted at its lowest score, when it declares one."""
+    floor = failure_floor(reward)
+    if not scored.failed or floor is None:
+        return scored
+    values = list(scored.values)
+    for i in scored.failed:
+        value = values[i]
+        if isinstance(value, RewardResult):
+            values[i] = RewardResult(floor, f"{value.reason} (failed: counted as its lowest score)", value.metrics)
+        else:
+            values[i] = floor
+    return Scored(values)
 
 
 def fmt(value: float | None) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.compose.common import as_reward, as_weight, fmt, log_component, unique_labels
-from rewardsmith.core.composite import AsyncComposite, Composite, Steps, any_async
+from rewardsmith.core.composite import AsyncComposite, Composite, Steps, any_async, failure_floor
 from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
@@ -76,17 +76,24 @@ class Gated(Composite):
         out: list[Any] = []
         failed: set[int] = set()
         opened_count = 0
+        inner_floor = failure_floor(self.reward)
+        lowest = None if self.otherwise is None else min(self.otherwise, inner_floor or self.otherwise)
         for i in range(n):
             c = cond_scores[i]
             detail = ""
-            if c is None:
-                score, why = None, f"{cond_label} did not score this row"
-                if i in cond.failed:
+            if c is None and i in cond.failed:
+                # the condition could not be checked: never better than the worst the gate gives
+                score, why = lowest, f"{cond_label} failed, counted as the lowest score"
+                if lowest is None:
                     failed.add(i)
+            elif c is None:
+                score, why = None, f"{cond_label} did not score this row"
             elif c >= self.threshold:
                 opened_count += 1
                 score, why = inner_scores[i], f"open: {cond_label} {fmt(c)} >= {fmt(self.threshold)}"
-                if i in inner.failed:
+                if i in inner.failed and inner_floor is not None:
+                    score, why = inner_floor, f"{why}, but {reward_label} failed: counted as its lowest score"
+                elif i in inner.failed:
                     failed.add(i)
                 if explain and inner.values[i].reason:
                     detail = f"; {reward_label}: {inner.values[i].reason}"
@@ -125,6 +132,12 @@ def gate(
       ``None``, so on multi-task data the gate never scores rows that are not
       its reward's;
     * the condition gives ``None``: ``None`` (the gate cannot tell).
+
+    A failure (an error or timeout of a component with ``on_error="none"``)
+    never scores better than an honest outcome: a failed condition counts as
+    the lowest of ``otherwise`` and the reward's lowest score, a failed reward
+    behind an open gate as the reward's lowest score (where the reward
+    declares a ``score_range``; otherwise the row stays unscored).
 
     With ``lazy=True`` the reward is scored only on rows where the gate is
     open (worth it for an expensive reward such as an LLM judge), and every

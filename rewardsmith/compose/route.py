@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.compose.common import as_reward, log_component
+from rewardsmith.compose.common import as_reward, floored, log_component
 from rewardsmith.core.composite import AsyncComposite, Composite, Steps, any_async
 from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
@@ -103,7 +103,7 @@ class Routed(Composite):
         groups, unrouted = _rows_by_reward(tasks, self.rewards)
         parts = list(groups.values())
         results: list[Scored] = yield [(r, batch.subset(rows)) for r, rows in parts]
-        merged = _scatter(n, [(rows, scored) for (_, rows), scored in zip(parts, results)])
+        merged = _scatter(n, [(rows, floored(scored, r)) for (r, rows), scored in zip(parts, results)])
         log = batch.log_metric
         if log is not None:
             scores = merged.scores
@@ -137,7 +137,9 @@ def route(rewards_by_task: Mapping[Any, Any], by: str = "task") -> Routed:
     :func:`~rewardsmith.get_reward` accepts). Each reward scores only the rows
     of its task (one call per reward per batch) and the others get ``None``
     from it; a row whose task has no reward is ``None`` (check a dataset with
-    :func:`~rewardsmith.compose.coverage` before training).
+    :func:`~rewardsmith.compose.coverage` before training). A row whose
+    reward failed (an error or timeout) is counted at that reward's lowest
+    score, where it declares a ``score_range``.
 
     Use it as one reward, or as a list of rewards with :meth:`Routed.split`
     (each ``None`` off its task) so that TRL logs each one separately. As one
@@ -198,7 +200,7 @@ class ForTask(Composite):
         wanted = set(self.tasks)
         rows = [i for i, task in enumerate(tasks) if is_member(task, wanted)]
         (scored,) = yield [(self.reward, batch.subset(rows))]
-        merged = _scatter(len(batch), [(rows, scored)])
+        merged = _scatter(len(batch), [(rows, floored(scored, self.reward))])
         if explain:
             for i, value in enumerate(merged.values):
                 if value is None:

@@ -2,8 +2,9 @@
 
 The parent sends one ``init`` message (its ``sys.path``, the modules it loaded
 from files, and the pickled reward), then tasks; the worker answers each task
-with its result. A watchdog thread ends the worker when its parent dies, so a
-killed training run leaves no processes behind.
+with its result. A watchdog thread ends the worker, and every process it
+started, when its parent dies, so a killed training run leaves no processes
+behind.
 """
 
 from __future__ import annotations
@@ -18,10 +19,19 @@ import traceback
 from multiprocessing.connection import Connection
 
 
+def _end_what_was_started() -> None:
+    """Kill every process the reward started in this worker (not the worker itself)."""
+    if os.name == "posix":
+        from rewardsmith.core.processes import TAG_VARIABLE, kill_tree
+
+        kill_tree(os.getpid(), os.environ.get(TAG_VARIABLE), group=False)
+
+
 def _watch_parent(parent_pid: int) -> None:
     while True:
         time.sleep(0.5)
         if os.getppid() != parent_pid:
+            _end_what_was_started()
             os._exit(0)
 
 
@@ -61,9 +71,11 @@ def main(read_fd: int, write_fd: int) -> None:
     while True:
         try:
             message = inbox.recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # the parent is gone
+            _end_what_was_started()
             return
         if message is None:
+            _end_what_was_started()
             return
         task_id, kwargs = message
         kind, payload = score_sample(fn, to_result, kwargs, in_worker=True)

@@ -23,7 +23,10 @@ so their engine settings, ``on_error``, error counting and ``<name>/errors``
 logging apply unchanged. A component that *fails* on a row gives ``None``
 there like a component that does not apply, but the composite is told which
 rows failed (``Scored.failed``), so that a failure never passes for "not
-applicable".
+applicable". The built-in composites count a failed component at its lowest
+score (:func:`failure_floor`) where it declares a ``score_range``, so that
+breaking a component (a timeout, a crash) never pays better than its worst
+honest outcome; where it declares none, the row stays unscored and failed.
 
 >>> from dataclasses import dataclass
 >>> from rewardsmith import get_reward
@@ -48,6 +51,7 @@ applicable".
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +63,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 
-__all__ = ["AsyncComposite", "Composite", "Request", "Steps", "adrive", "any_async", "drive"]
+__all__ = ["AsyncComposite", "Composite", "Request", "Steps", "adrive", "any_async", "drive", "failure_floor"]
 
 Request = tuple[Reward, Batch]
 Steps = Generator[list[Request], list[Scored], Scored]
@@ -133,6 +137,25 @@ async def adrive(steps: Steps, explain: bool, memo: Memo | None = None) -> Score
             requests = steps.send(list(results))
     except StopIteration as stop:
         return stop.value
+
+
+def failure_floor(reward: Reward) -> float | None:
+    """The score a composite counts a failed sample of ``reward`` as: the lowest of its ``score_range``.
+
+    ``None`` when the reward declares no range (the composite then leaves the row unscored).
+
+    >>> from rewardsmith import get_reward
+    >>> failure_floor(get_reward("math_accuracy")), failure_floor(get_reward("repetition", max_penalty=-2.0))
+    (0.0, -2.0)
+    """
+    bounds = reward.score_range
+    if not bounds:
+        return None
+    try:
+        low = float(bounds[0])
+    except (TypeError, ValueError):
+        return None
+    return low if math.isfinite(low) else None
 
 
 def any_async(rewards: Iterable[Reward]) -> bool:

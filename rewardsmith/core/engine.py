@@ -33,6 +33,7 @@ from rewardsmith.core.sample import failure_from_exception
 from rewardsmith.core.stats import RewardStats
 
 __all__ = [
+    "MAX_WORKERS",
     "ON_ERROR_CHOICES",
     "OnError",
     "Runtime",
@@ -46,6 +47,8 @@ __all__ = [
 
 OnError = Literal["none", "zero", "raise"]
 ON_ERROR_CHOICES: tuple[str, ...] = ("none", "zero", "raise")
+#: More workers than this is a mistake whatever the engine (a local pool also stops at the machine's CPUs).
+MAX_WORKERS = 1024
 
 _INF, _NEG_INF = math.inf, -math.inf
 
@@ -66,6 +69,13 @@ def validate_engine_settings(name: str, timeout: Any, workers: Any, on_error: An
         )
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise RewardConfigError(f"reward {name!r}: workers must be a whole number >= 1, got {workers!r}")
+    if workers > MAX_WORKERS:
+        raise RewardConfigError(
+            f"reward {name!r}: workers={workers} is more than {MAX_WORKERS}; a local pool runs at most one worker per "
+            "usable CPU (and per sample of a batch), so set workers to the number of CPUs the reward may use"
+        )
+    if timeout is not None and not math.isfinite(timeout):
+        raise RewardConfigError(f"reward {name!r}: timeout must be a finite number of seconds or None, got {timeout!r}")
     if engine != "local":
         from rewardsmith.core.engines import pool_engine
 

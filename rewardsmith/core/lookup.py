@@ -53,11 +53,25 @@ def import_object(spec: str, *, what: str = "object", error: type[Exception] = R
     """
     module_part, sep, attr = spec.rpartition(":")
     if not sep:
+        whole = Path(spec).expanduser()
+        if "/" in spec or "\\" in spec:  # a file path without ':attr': say what is wrong with the file itself
+            if not whole.exists():
+                problem = f"the file {str(whole)!r} does not exist (relative paths are resolved from {Path.cwd()})"
+            elif whole.is_file() and whole.suffix == ".py":
+                problem = f"name the {what} in {str(whole)!r} too"
+            else:
+                problem = f"{str(whole)!r} is not a Python file"
+            raise error(f"{what} {spec!r}: {problem}; write './my_file.py:name'")
         module_part, _, attr = spec.rpartition(".")
     if not module_part or not attr:
         raise error(f"{spec!r} is not a valid {what} path; write 'pkg.module:attr' or './file.py:attr'")
     if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
         path = Path(module_part).expanduser()
+        if path.exists() and not path.is_file():
+            raise error(
+                f"{what} {spec!r}: {str(path)!r} is {'a folder' if path.is_dir() else 'not a regular file'}, not a "
+                "Python file; name a .py file, like './my_file.py:fn'"
+            )
         if not path.is_file():
             raise error(
                 f"{what} {spec!r}: the file {str(path)!r} does not exist "

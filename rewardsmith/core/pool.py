@@ -17,6 +17,15 @@ its own pipes, and one dispatcher loop on the calling thread:
 
 Pools are closed at interpreter exit; a worker whose parent dies (even by
 ``SIGKILL``) notices within half a second and exits.
+
+Whatever a reward starts (``subprocess``, ``fork``, a compiler, a test
+harness) dies with its worker: each worker leads its own process group and
+tags its environment, and a worker killed on a timeout, replaced after a
+crash, stopped when the pool closes or orphaned by its parent's death takes
+its whole tree with it (:mod:`rewardsmith.core.processes`).
+
+A pool never runs more workers than the machine has usable CPUs (a warning
+says so once), and a call starts no more workers than it has samples.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 import weakref
 from collections import deque
 from multiprocessing.connection import Connection, wait
@@ -37,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
+from rewardsmith.core.processes import TAG_VARIABLE, descendants, kill_tree, usable_cpus
 from rewardsmith.core.result import Failure
 
 __all__ = ["WorkerPool", "close_all_pools"]
@@ -68,6 +79,8 @@ class _Worker:
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
+        self.tag = uuid.uuid4().hex
+        env[TAG_VARIABLE] = self.tag  # inherited by every process the reward starts
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "rewardsmith.core._worker", str(to_child_r), str(from_child_w)],
@@ -75,6 +88,7 @@ class _Worker:
                 stdin=subprocess.DEVNULL,
                 env=env,
                 close_fds=True,
+                start_new_session=os.name == "posix",  # its own process group, for killing its whole tree
             )
         finally:
             os.close(to_child_r)
@@ -88,7 +102,10 @@ class _Worker:
     def send(self, message: Any) -> None:
         self.outbox.send(message)
 
-    def kill(self) -> int | None:
+    def kill(self, known: list[int] | None = None) -> int | None:
+        """Kill the worker and every process it started; its exit code (``None`` if it would not die)."""
+        if os.name == "posix":
+            kill_tree(self.proc.pid, self.tag, known)
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
@@ -170,7 +187,17 @@ class WorkerPool:
     """
 
     def __init__(self, payload: bytes, size: int, reward_name: str, file_modules: dict[str, str]) -> None:
-        self.size = max(1, int(size))
+        self.requested = max(1, int(size))
+        self.size = min(self.requested, usable_cpus())
+        if self.size < self.requested:
+            logger.warning(
+                "reward %r asks for workers=%d, but this machine has %d usable CPUs: it runs at most %d worker "
+                "processes (and never more than a batch has samples)",
+                reward_name,
+                self.requested,
+                self.size,
+                self.size,
+            )
         self.reward_name = reward_name
         self._init_message = ("init", list(sys.path), dict(file_modules), payload)
         self._workers: list[_Worker] = []
@@ -190,10 +217,10 @@ class WorkerPool:
     def _start(self) -> _Worker:
         return _Worker(self._init_message)
 
-    def _ensure_workers(self) -> None:
+    def _ensure_workers(self, needed: int) -> None:
         if self.closed:
             raise RewardExecutionError(f"the worker pool of reward {self.reward_name!r} was closed")
-        while len(self._workers) < self.size:
+        while len(self._workers) < min(self.size, max(1, needed)):
             self._workers.append(self._start())
 
     def _replace(self, worker: _Worker) -> int | None:
@@ -212,9 +239,9 @@ class WorkerPool:
             return self._map(rows, timeout, keys)
 
     def _map(self, rows: list[dict[str, Any]], timeout: float | None, keys: list[Any] | None) -> list[Any]:
-        self._ensure_workers()
+        self._ensure_workers(len(rows))
         results: list[Any] = [None] * len(rows)
-        pending = _Lanes(len(rows), self.size, keys)
+        pending = _Lanes(len(rows), len(self._workers), keys)
         busy: dict[_Worker, tuple[int, int, float | None]] = {}
         try:
             while pending or busy:
@@ -328,14 +355,15 @@ class WorkerPool:
 
 
 def _stop_workers(workers: list[_Worker]) -> None:
-    """Ask every worker to exit, give them a second together, then kill what is left."""
+    """Ask every worker to exit, give them a second together, then kill what is left, with what they started."""
+    started = {worker: descendants(worker.proc.pid) for worker in workers}  # before an exit orphans them
     for worker in workers:
         worker.request_stop()
     deadline = time.monotonic() + 1.0
     for worker in workers:
         with contextlib.suppress(subprocess.TimeoutExpired):
             worker.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        worker.kill()
+        worker.kill(started[worker])
     workers.clear()
 
 

@@ -145,6 +145,12 @@ def _from_rows(rows: list[Any], streaming: bool) -> AnyDataset:
     columns = list(dict.fromkeys(key for row in rows for key in row))  # every row's keys, first-seen order
     try:
         dataset = Dataset.from_dict({key: [row.get(key) for row in rows] for key in columns})
+    except UnicodeEncodeError as exc:
+        raise DatasetError(
+            f"cannot make a dataset from these rows: a text holds {exc.object[exc.start : exc.end]!r}, half of a "
+            "UTF-16 surrogate pair, which is not valid Unicode and which Arrow datasets cannot store; replace it "
+            "(text.encode('utf-8', 'replace').decode()) before loading"
+        ) from exc
     except (ValueError, TypeError) as exc:  # pyarrow's ArrowInvalid / ArrowTypeError derive from these
         raise DatasetError(
             f"cannot make a dataset from these rows: {exc}. Each column must hold values of one type in every row"
@@ -217,15 +223,25 @@ def _from_path(path: Path, split: str, config: str | None, streaming: bool, load
         raise DatasetError(f"config={config!r} applies to Hub datasets; a local file has no configurations")
     if kind in ("json", "csv") and is_blank_file(path):
         raise DatasetError(f"the file {label} is empty: it holds no rows")
+    if streaming and kind == "json":
+        # A stream reads the file only as it goes, so a broken line would surface mid-job as a parser's traceback;
+        # checking the file first gives the same error as loading it whole, before anything is written.
+        _raise_json_problem(path, label)
     try:
         return _load(kind, None, split, streaming, {"data_files": {_base(split): str(path)}, **load_kwargs}, label)
     except DatasetError:
         raise
     except Exception as exc:
-        problem = json_problem(path) if kind == "json" else None
-        if problem is not None:
-            raise DatasetError(f"{label} is not valid JSON{' Lines' * (path.suffix == '.jsonl')}: {problem}") from exc
+        if kind == "json":
+            _raise_json_problem(path, label)
         raise DatasetError(f"could not read {label}: {_innermost(exc)}") from exc
+
+
+def _raise_json_problem(path: Path, label: str) -> None:
+    """Raise a :class:`DatasetError` naming the file's first bad line, if it has one."""
+    problem = json_problem(path)
+    if problem is not None:
+        raise DatasetError(f"{label} is not valid JSON{' Lines' * (path.suffix == '.jsonl')}: {problem}")
 
 
 def _from_hub(name: str, config: str | None, split: str, streaming: bool, load_kwargs: dict[str, Any]) -> AnyDataset:

@@ -148,6 +148,13 @@ def evaluate(
         batch_size=batch_size,
         **dataset_options,
     )
+    if pass_threshold is not None and (
+        isinstance(pass_threshold, bool)
+        or not isinstance(pass_threshold, (int, float))
+        or pass_threshold != pass_threshold
+        or abs(pass_threshold) == float("inf")
+    ):
+        problems.add(f"pass_threshold must be a finite number or None, got {pass_threshold!r}")
     scoring = None
     with problems.check():
         scoring = eval_engine(engine)

@@ -43,10 +43,22 @@ class EvaluationError(RewardsmithError):
 def to_json_line(row: dict[str, Any]) -> str:
     """One results row as a line of JSON (NumPy and other odd values made plain).
 
+    Text that is not valid Unicode (a lone surrogate, which a model's tokenizer
+    or a server's JSON can produce) is kept exactly, as a JSON escape that
+    reads back as the same string.
+
     >>> to_json_line({"index": 0, "text": "é"})
     '{"index": 0, "text": "é"}\\n'
+    >>> line = to_json_line({"text": "a\\ud800b"})
+    >>> line, json.loads(line)["text"] == "a\\ud800b"
+    ('{"text": "a\\\\ud800b"}\\n', True)
     """
-    return json.dumps(row, ensure_ascii=False, default=_plain) + "\n"
+    line = json.dumps(row, ensure_ascii=False, default=_plain) + "\n"
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(row, ensure_ascii=True, default=_plain) + "\n"
+    return line
 
 
 def _plain(value: Any) -> Any:
@@ -168,8 +180,24 @@ class JobFolder:
                 f"{str(self.path)!r} has a results.jsonl but no job.json, so it cannot be resumed safely; give another "
                 "output_dir, or pass overwrite=True (--overwrite) to start over"
             )
+        elif not self.overwrite and self._foreign():
+            names = ", ".join(sorted(self._foreign())[:5])
+            raise EvaluationError(
+                f"{str(self.path)!r} already holds files this job did not write ({names}); a job writes "
+                f"{RESULTS}, {SUMMARY} and {REPORT} there and would replace them. Give an empty or new output_dir, "
+                "or pass overwrite=True (--overwrite) to write there anyway"
+            )
         else:
             _write_atomic(job_path, json.dumps({"identity": self.identity}, indent=2, default=str) + "\n")
+
+    def _foreign(self) -> list[str]:
+        """What a new job finds in its folder that it did not put there (its lock and an empty results file aside)."""
+        found = []
+        for entry in self.path.iterdir():
+            if entry.name == LOCK or (entry.name == RESULTS and entry.is_file() and not entry.stat().st_size):
+                continue
+            found.append(entry.name)
+        return found
 
     def recover(self, on_row: Callable[[dict[str, Any]], None]) -> int:
         """Read back the rows already written (each passed to ``on_row``), cut off a torn last line; the count."""
@@ -225,7 +253,8 @@ class JobFolder:
 
 def _write_atomic(path: Path, text: str) -> None:
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
+    # a lone surrogate is written as its escape (\ud800), which JSON reads back as the same string
+    temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
     os.replace(temporary, path)
 
 

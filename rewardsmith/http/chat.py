@@ -6,13 +6,14 @@ is not the JSON of a chat completion is retried like a server error.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.http.retry import EndpointRequestError, RetryPolicy, send_with_retries
+from rewardsmith.http.retry import EndpointRequestError, RetryPolicy, redact, send_with_retries
 
 __all__ = ["ChatAnswer", "EndpointAdvice", "check_chat_endpoint", "post_chat"]
 
@@ -75,9 +76,10 @@ async def post_chat(
     ``on_retry(reason)`` is called before every retry. Raises ``error``
     (:class:`~rewardsmith.http.retry.EndpointRequestError` by default) when the request fails for good;
     ``endpoint`` names the server in its message, ``advice(status)`` (e.g. an :class:`EndpointAdvice`)
-    says what to check after a refused request.
+    says what to check after a refused request. The answer's text never holds
+    ``secret`` (see :func:`~rewardsmith.http.retry.redact`).
     """
-    return await send_with_retries(
+    answer = await send_with_retries(
         acquire,
         lambda sender: sender.post(url, json=body, timeout=timeout),
         _read_answer,
@@ -89,6 +91,9 @@ async def post_chat(
         error=error,
         advice=advice,
     )
+    if secret and answer.content:  # also an echo the JSON escaped, now that it is decoded
+        answer = dataclasses.replace(answer, content=redact(answer.content, secret))
+    return answer
 
 
 @dataclass(frozen=True)

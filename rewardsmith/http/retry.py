@@ -20,16 +20,22 @@ stalling a training step. Other ``4xx`` statuses (a bad request, a rejected
 key, an unknown model) fail at once: retrying cannot fix them.
 
 Error messages quote the server's own message (it usually says what is wrong)
-with the API key removed, should a server echo it.
+with the API key removed, should a server echo it; so is every answer body
+handed on (:func:`redact`): a server that echoes the ``Authorization`` header
+must not get the key into a cache, a results file, a report or a log.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import email.utils
+import functools
 import random
+import re
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -42,6 +48,7 @@ __all__ = [
     "RetryPolicy",
     "parse_retry_after",
     "redact",
+    "redact_response",
     "send_with_retries",
 ]
 
@@ -140,14 +147,60 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
 
 
 def redact(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by ``***``.
+    """``text`` with the secret replaced by ``***``: as written, in any case, and in the encodings an echo takes.
+
+    Covered: the secret itself, case-insensitively (``Bearer SK-ABC...``), its
+    base64 forms (standard and URL-safe, at any alignment, as in a Basic
+    authorisation header), its hex form, and its URL-encoded form. Secrets
+    shorter than 4 characters are not searched for (they would match everywhere).
 
     >>> redact("invalid key sk-abc123 given", "sk-abc123")
     'invalid key *** given'
+    >>> redact("you sent: Bearer SK-ABC123", "sk-abc123")
+    'you sent: Bearer ***'
+    >>> import base64
+    >>> redact("auth " + base64.b64encode(b"user:sk-abc123456").decode(), "sk-abc123456")
+    'auth dXNlcjpz***0NTY='
     """
-    if secret and len(secret) >= 4:
-        return text.replace(secret, "***")
-    return text
+    if not secret or len(secret) < 4 or not text:
+        return text
+    return _secret_pattern(secret).sub("***", text)
+
+
+@functools.lru_cache(maxsize=8)
+def _secret_pattern(secret: str) -> re.Pattern[str]:
+    raw = secret.encode("utf-8")
+    forms = {secret, urllib.parse.quote(secret, safe=""), raw.hex()}
+    for shift in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(b"\0" * shift + raw).decode("ascii").rstrip("=")
+            # the characters that depend on the secret alone: not the group shared with the bytes before it,
+            # nor the last group, which depends on the bytes after it
+            core = encoded[4 if shift else 0 : len(encoded) - 4]
+            if len(core) >= 8:
+                forms.add(core)
+    alternatives = sorted((f for f in forms if len(f) >= 4), key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, alternatives)), re.IGNORECASE)
+
+
+def redact_response(response: Any, secret: str | None) -> Any:
+    """The response with the secret redacted from its body (the same response when the body does not hold it)."""
+    if not secret or len(secret) < 4:
+        return response
+    try:
+        text = response.text
+    except Exception:  # an undecodable body holds no text to redact
+        return response
+    cleaned = redact(text, secret)
+    if cleaned == text:
+        return response
+    import httpx
+
+    headers = [(k, v) for k, v in response.headers.items() if k.lower() not in ("content-length", "content-encoding")]
+    redacted = httpx.Response(response.status_code, headers=headers, content=cleaned.encode("utf-8"))
+    with contextlib.suppress(RuntimeError):  # a response straight from a transport has no request set
+        redacted.request = response.request
+    return redacted
 
 
 def _server_message(response: Any) -> str:
@@ -224,6 +277,7 @@ async def send_with_retries(
             status, connection = None, isinstance(exc, httpx.ConnectError)
         else:
             status, connection = response.status_code, False
+            response = redact_response(response, secret)
             if 200 <= status < 300:
                 try:
                     return read(response, attempts)

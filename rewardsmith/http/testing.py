@@ -42,7 +42,9 @@ class Reply:
     says why it ended: ``"stop"``, or ``"length"`` for a cut answer). ``status``,
     ``headers`` and ``body`` replace the whole response when given (``body``
     as raw text, for malformed answers). ``delay`` is seconds before answering;
-    ``hang`` keeps the connection open without answering until the server stops.
+    ``hang`` keeps the connection open without answering until the server stops;
+    ``trickle`` sends the headers at once, then the body one byte every
+    ``trickle`` seconds (a server that never times out a read, but never finishes).
     """
 
     content: str | None = None
@@ -53,6 +55,7 @@ class Reply:
     hang: bool = False
     usage: tuple[int, int] | None = (120, 30)
     finish_reason: str = "stop"
+    trickle: float = 0.0
 
     @classmethod
     def rate_limited(cls, retry_after: float | str | None = 1, *, header: str = "Retry-After") -> Reply:
@@ -222,16 +225,16 @@ class LocalChatServer(LocalServer):
         answer = self.respond(request)
         return answer if isinstance(answer, Reply) else Reply(content=str(answer))
 
-    def _answer(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes]:
+    def _answer(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes, float]:
         reply = self._next_reply(request)
         wait = self.delay + reply.delay
         if wait > 0:
             self._stopping.wait(wait)
         if reply.hang:
             self._stopping.wait(300)
-            return 503, {}, b""
+            return 503, {}, b"", 0.0
         if reply.body is not None:
-            return reply.status, dict(reply.headers), reply.body.encode()
+            return reply.status, dict(reply.headers), reply.body.encode(), reply.trickle
         usage = None
         if reply.usage is not None:
             prompt, completion = reply.usage
@@ -250,7 +253,8 @@ class LocalChatServer(LocalServer):
             ],
             "usage": usage,
         }
-        return reply.status, {"Content-Type": "application/json", **reply.headers}, json.dumps(payload).encode()
+        data = json.dumps(payload).encode()
+        return reply.status, {"Content-Type": "application/json", **reply.headers}, data, reply.trickle
 
 
 def _make_handler(server: LocalChatServer) -> type[BaseHTTPRequestHandler]:
@@ -283,18 +287,35 @@ def _make_handler(server: LocalChatServer) -> type[BaseHTTPRequestHandler]:
                 server.requests.append(request)
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            trickle = 0.0
             try:
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     status, headers, data = 404, {}, b'{"error": {"message": "not found"}}'
                 else:
-                    status, headers, data = server._answer(request)
+                    status, headers, data, trickle = server._answer(request)
             finally:
                 with server._lock:
                     server.in_flight -= 1
                 request.finished = time.monotonic()
             try:
-                send_answer(self, status, headers, data)
+                if trickle:
+                    self._trickle(status, headers, data, trickle)
+                else:
+                    send_answer(self, status, headers, data)
             except OSError:  # the client gave up (timed out) and closed the connection
                 self.close_connection = True
+
+        def _trickle(self, status: int, headers: dict[str, str], data: bytes, every: float) -> None:
+            self.send_response(status)
+            for key, value in headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.flush()
+            for i in range(len(data)):
+                if server._stopping.wait(every):
+                    break
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
 
     return Handler

@@ -20,15 +20,21 @@ What the client would take from the environment is kept: the proxy
 (``HTTPS_PROXY`` / ``HTTP_PROXY`` / ``ALL_PROXY``, honouring ``NO_PROXY``) and
 the CA bundle (``SSL_CERT_FILE`` / ``SSL_CERT_DIR``). One SSL context serves the
 whole process (building one costs about 40 ms).
+
+The timeout of a request bounds the whole exchange: connecting, sending, and
+reading the whole answer. ``httpx``'s own timeouts are per phase and per read,
+so a server that trickles a byte a second would otherwise keep a request open
+for ever.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 import threading
 from typing import Any
 
-__all__ = ["HTTPSender", "proxy_for", "shared_ssl_context"]
+__all__ = ["HTTPSender", "json_body", "proxy_for", "shared_ssl_context"]
 
 _SSL: dict[str, ssl.SSLContext] = {}
 _SSL_LOCK = threading.Lock()
@@ -66,6 +72,20 @@ def proxy_for(url: str, proxies: dict[str, str] | None = None) -> str | None:
     return proxies.get(parts.scheme) or proxies.get("all")
 
 
+def json_body(value: Any) -> bytes:
+    """``value`` as a compact UTF-8 JSON body; text that is not valid Unicode (a lone surrogate) as JSON escapes.
+
+    >>> json_body({"text": "é"}), json_body({"text": "a\\ud800"})
+    (b'{"text":"\\xc3\\xa9"}', b'{"text":"a\\\\ud800"}')
+    """
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+
+
 class HTTPSender:
     """HTTP requests (JSON ``POST`` above all) over one keep-alive connection, with fixed headers."""
 
@@ -83,9 +103,9 @@ class HTTPSender:
     async def post(self, url: str, json: Any, timeout: float) -> Any:
         """Send ``json`` to ``url`` and return the ``httpx.Response`` with its body read.
 
-        Raises ``httpx.TimeoutException`` when a phase (connect, write, read)
-        takes longer than ``timeout`` seconds, ``httpx.TransportError`` when the
-        connection fails.
+        Raises ``httpx.TimeoutException`` when the whole exchange (connect,
+        write, reading the whole answer) takes longer than ``timeout`` seconds,
+        ``httpx.TransportError`` when the connection fails.
         """
         return await self.request("POST", url, timeout, json=json)
 
@@ -103,18 +123,31 @@ class HTTPSender:
         """Send any request (``json``, raw ``content`` or multipart ``files``, as ``httpx`` takes them).
 
         ``headers`` are added to the fixed ones for this request only. The
-        response comes back with its body read; errors as for :meth:`post`.
+        response comes back with its body read, all within ``timeout``
+        seconds; errors as for :meth:`post`.
         """
         httpx = self._httpx
+        extra = dict(headers or {})
+        if json is not None:
+            content, json = json_body(json), None
+            extra.setdefault("Content-Type", "application/json")
         request = httpx.Request(
             method,
             url,
             json=json,
             content=content,
             files=files,
-            headers={**self.headers, **headers} if headers else self.headers,
+            headers={**self.headers, **extra} if extra else self.headers,
             extensions={"timeout": httpx.Timeout(timeout).as_dict()},
         )
+        try:
+            return await asyncio.wait_for(self._exchange(request), timeout)
+        except asyncio.TimeoutError:
+            raise httpx.ReadTimeout(
+                f"no complete answer within {timeout:g}s (the whole exchange is bounded)", request=request
+            ) from None
+
+    async def _exchange(self, request: Any) -> Any:
         response = await self.transport.handle_async_request(request)
         try:
             await response.aread()

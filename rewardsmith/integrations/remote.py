@@ -34,7 +34,7 @@ from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import Failure, RewardResult
-from rewardsmith.http import EndpointRequestError, HTTPSender, RetryPolicy, proxy_for, send_with_retries
+from rewardsmith.http import EndpointRequestError, HTTPSender, RetryPolicy, proxy_for, redact, send_with_retries
 
 __all__ = ["RemoteReward", "RemoteRewardError", "remote"]
 
@@ -181,7 +181,7 @@ class RemoteReward(AsyncReward):
                 reasons = answer.get("reasons", {}).get(self.reward) or [""] * len(rows)
             if not isinstance(scores, list) or len(scores) != len(rows):
                 raise ValueError(f"expected {len(rows)} scores, got {scores!r:.200}")
-            return [RewardResult(s, str(why)) for s, why in zip(scores, reasons)]
+            return [RewardResult(s, redact(str(why), token)) for s, why in zip(scores, reasons)]
 
         try:
             return await send_with_retries(

@@ -197,7 +197,8 @@ class ChatJudge(AsyncReward):
     * ``scale``: the judge's score scale ``(low, high)``; scores are mapped to [0, 1].
     * ``max_concurrency`` (requests in flight), ``requests_per_minute``.
     * ``max_retries``, ``backoff``, ``max_backoff``, ``max_wait`` (longest ``Retry-After`` honoured),
-      ``request_timeout`` (seconds per attempt).
+      ``request_timeout`` (seconds per attempt, for the whole exchange: connecting, sending and reading the
+      whole answer, so that a server trickling its answer cannot hold a request open).
     * ``cache``: the SQLite file, ``"default"`` (``~/.cache/rewardsmith/judges.sqlite``, or under
       ``$REWARDSMITH_CACHE_DIR``), or ``None`` for no cache.
     * ``input_price``, ``output_price``: USD per million prompt / completion tokens, for the cost estimate.
@@ -348,7 +349,7 @@ class ChatJudge(AsyncReward):
         stored = cache.get(key) if cache is not None else None
         if stored is not None:
             session.usage.cache_hits += 1
-            verdict = parse_verdict(stored.content, self.scale)
+            verdict = await _read_verdict(stored.content, self.scale)
             cost = 0.0 if self._priced else None  # it costs nothing now
             return Judgement(verdict, stored.content, stored.prompt_tokens, stored.completion_tokens, True, 0, cost)
         try:
@@ -356,7 +357,7 @@ class ChatJudge(AsyncReward):
         except JudgeRequestError:
             session.usage.failures += 1
             raise
-        verdict = parse_verdict(answer.content, self.scale)
+        verdict = await _read_verdict(answer.content, self.scale)
         if shared:
             session.usage.cache_hits += 1
             cost = 0.0 if self._priced else None
@@ -453,6 +454,17 @@ class ChatJudge(AsyncReward):
             log(f"{name}/cost_usd", usage.cost_usd)
         for key, value in self.batch_metrics(results).items():
             log(f"{name}/{key}", value)
+
+
+#: Answers longer than this are read on a worker thread, so that the event loop (other requests, timeouts) runs on.
+_LONG_ANSWER = 64_000
+
+
+async def _read_verdict(content: str | None, scale: tuple[float, float]) -> Verdict:
+    """The verdict in an answer; a long answer is read off the event loop (reading is linear, but not free)."""
+    if content is not None and len(content) > _LONG_ANSWER:
+        return await asyncio.to_thread(parse_verdict, content, scale)
+    return parse_verdict(content, scale)
 
 
 def _reason_text(result: Any) -> str:

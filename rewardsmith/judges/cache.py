@@ -18,6 +18,7 @@ is opened per process, so a cache survives pickling and forking.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -65,7 +66,7 @@ def request_key(base_url: str, body: dict[str, Any]) -> str:
     canonical = json.dumps(
         {"endpoint": base_url.rstrip("/"), "body": body}, sort_keys=True, ensure_ascii=False, separators=(",", ":")
     )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate is no crash
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,9 @@ class JudgeCache:
         return None if row is None else CachedAnswer(row[0], row[1], row[2])
 
     def put(self, key: str, model: str, answer: CachedAnswer) -> None:
-        """Store (or replace) the answer for ``key``."""
-        with self._lock:
+        """Store (or replace) the answer for ``key`` (an answer that is not valid Unicode is not stored)."""
+        # an answer with a lone surrogate cannot be stored: it is asked again next time rather than stored mangled
+        with self._lock, contextlib.suppress(UnicodeEncodeError):
             self._connection().execute(
                 "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?)",
                 (key, model, answer.content, answer.prompt_tokens, answer.completion_tokens, time.time()),

@@ -41,7 +41,7 @@ __all__ = [
 
 #: Tags that delimit inputs in the built-in templates.
 DELIMITERS = ("prompt", "response", "reference", "principle")
-_TAG = re.compile(r"<(/?)\s*(" + "|".join(DELIMITERS) + r")\s*>", re.IGNORECASE)
+_TAG = re.compile(r"<(/?)\s{0,20}(" + "|".join(DELIMITERS) + r")\s{0,20}>", re.IGNORECASE)  # bounded: linear
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a careful, impartial evaluator. You grade one response at a time against a rubric. "

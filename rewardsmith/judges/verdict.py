@@ -13,6 +13,11 @@ read, in order, as:
 A number outside the scale, a non-numeric score, or no verdict at all is not a
 verdict: :func:`parse_verdict` gives ``score=None`` and says why, so the
 sample scores ``None`` rather than a made-up 0.
+
+The answer comes from a server, so it is read as hostile text: in linear
+time whatever it holds (no pattern scans a run it already scanned; a JSON
+object is looked for only where a ``"score"`` or ``"rating"`` key is, a
+bounded number of times), and without raising on deep nesting.
 """
 
 from __future__ import annotations
@@ -25,13 +30,18 @@ from typing import Any
 
 __all__ = ["Verdict", "fmt_number", "parse_verdict", "scale_score"]
 
-_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+# Line-bound and bounded: a run of newlines or spaces is never rescanned from each of its positions.
 _SCORE_LINE = re.compile(
-    r"^[\s*#_>`-]*(?:final\s+|overall\s+)?(?:score|rating)[\s*_`]*[:=][\s*_`]*"
-    r"(?P<value>[-+]?\d+(?:\.\d+)?)[\s*_`]*(?:/\s*(?P<out_of>\d+(?:\.\d+)?))?",
+    r"^[ \t*#_>`-]{0,40}(?:(?:final|overall)[ \t]{1,10})?(?:score|rating)[ \t*_`]{0,20}[:=][ \t*_`]{0,20}"
+    r"(?P<value>[-+]?\d{1,30}(?:\.\d{1,30})?)(?!\d)[ \t*_`]{0,20}"
+    r"(?:/[ \t]{0,10}(?P<out_of>\d{1,30}(?:\.\d{1,30})?))?",
     re.IGNORECASE | re.MULTILINE,
 )
+_KEY = re.compile(r'"(?:score|rating)"', re.IGNORECASE)
 _KEYS = ("score", "rating")
+#: How many ``"score"`` keys, from the last, and how many ``{`` before each, are tried as a JSON object.
+_KEYS_TRIED = 4
+_OPENINGS_TRIED = 8
 
 
 @dataclass(frozen=True)
@@ -87,38 +97,55 @@ def _reason_of(obj: dict[str, Any]) -> str:
     return ""
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object embedded in ``text``, outermost first, in order of appearance."""
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    index = text.find("{")
-    while index != -1:
-        try:
-            obj, end = decoder.raw_decode(text, index)
-        except ValueError:
-            index = text.find("{", index + 1)
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-        index = text.find("{", end)
-    return found
+def _decode(text: str, start: int) -> Any:
+    try:
+        return json.JSONDecoder().raw_decode(text, start)[0]
+    except (ValueError, RecursionError):
+        return None
+
+
+def _object_with_key(text: str) -> dict[str, Any] | None:
+    """The last JSON object in ``text`` that has a score field at its top level.
+
+    Looked for around the last few ``"score"``/``"rating"`` keys only: for each,
+    the nearest few ``{`` before it are decoded. Each decode reads at most the
+    text after it, so the work is a bounded number of passes over the answer.
+    """
+    keys = [m.start() for m in _KEY.finditer(text)][-_KEYS_TRIED:]
+    for key in reversed(keys):
+        opening = key
+        for _ in range(_OPENINGS_TRIED):
+            opening = text.rfind("{", 0, opening)
+            if opening == -1:
+                break
+            obj = _decode(text, opening)
+            if isinstance(obj, dict) and _field(obj, _KEYS)[0]:
+                return obj
+    return None
+
+
+def _unfenced(text: str) -> str:
+    """The content of a whole-answer fenced code block (```` ```json ... ``` ````), or the text itself."""
+    if not (text.startswith("```") and text.endswith("```") and len(text) >= 6):
+        return text
+    first_line_end = text.find("\n")
+    if first_line_end == -1 or first_line_end > len(text) - 3:
+        return text[3:-3].strip()
+    info = text[3:first_line_end].strip()
+    if info and not info.isalpha():
+        return text
+    return text[first_line_end + 1 : -3].strip()
 
 
 def _from_json(text: str) -> dict[str, Any] | None:
-    stripped = text.strip()
-    fenced = _FENCE.match(stripped)
-    if fenced:
-        stripped = fenced.group(1).strip()
+    stripped = _unfenced(text.strip())
     try:
         whole = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):
         whole = None
     if isinstance(whole, dict) and _field(whole, _KEYS)[0]:
         return whole
-    for obj in reversed(_json_objects(text)):
-        if _field(obj, _KEYS)[0]:
-            return obj
-    return None
+    return _object_with_key(text)
 
 
 def parse_verdict(text: str | None, scale: tuple[float, float] = (1, 10)) -> Verdict:
@@ -147,10 +174,11 @@ def parse_verdict(text: str | None, scale: tuple[float, float] = (1, 10)) -> Ver
         if value is None:
             return Verdict(None, reason=reason, problem=f"the score {raw_value!r} is not a number")
         return _checked(value, (low, high), reason)
-    matches = list(_SCORE_LINE.finditer(text))
-    if not matches:
+    last = None
+    for last in _SCORE_LINE.finditer(text):  # noqa: B007 - the loop keeps the last one
+        pass
+    if last is None:
         return Verdict(None, problem='no verdict found (expected a JSON object with "score" or a "Score: N" line)')
-    last = matches[-1]
     value = float(last.group("value"))
     reason = text[: last.start()].strip()
     out_of = last.group("out_of")

@@ -1,12 +1,23 @@
-"""Text helpers shared by the built-in rewards: tags, ``\\boxed{}``, numbers.
+"""Text helpers shared by the built-in rewards: what a text shows, tags, ``\\boxed{}``, numbers.
+
+Every rule reward scores a completion as it is *seen*: :func:`visible_text`
+removes the characters that show nothing (zero-width and other format
+characters, variation selectors, tag characters, controls) and turns the
+ones drawn as blank space (Hangul fillers, the Braille blank) into spaces,
+and :func:`has_content` says whether a part shows anything at all, so that
+invisible padding can neither fill an empty block nor split or join words.
 
 All of them run in linear time on any input (no regex that can backtrack
-catastrophically), so a 1 MB adversarial completion costs milliseconds.
+over a run it already scanned, block extraction by scanning), so a 1 MB
+adversarial completion costs milliseconds.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
+import unicodedata
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import NamedTuple
@@ -14,10 +25,137 @@ from typing import NamedTuple
 __all__ = [
     "Tag",
     "boxed_contents",
+    "count_tag",
+    "fenced_blocks",
     "find_tags",
+    "fold_word",
+    "has_content",
+    "paired_blocks",
     "parse_number",
     "tag_blocks",
+    "tag_name",
+    "visible_text",
 ]
+
+# -- what a text shows -------------------------------------------------------------------------------------
+
+#: Characters drawn as blank space that Unicode does not call white space: Hangul fillers, the Braille blank.
+BLANK_LIKE = "\u115f\u1160\u3164\uffa0\u2800"
+#: Format characters that are drawn (Arabic and Kaithi number signs): kept.
+_DRAWN_FORMAT = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd")
+#: Marks that change nothing a reader sees: variation selectors, the combining grapheme joiner, Mongolian FVS.
+_NO_OP_MARKS = "\u034f\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef"
+_ASCII_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]+")
+_BLANKS = str.maketrans(dict.fromkeys(BLANK_LIKE, " "))
+
+
+def _ranges(codepoints: list[int]) -> str:
+    out, start, previous = [], None, None
+    for c in [*codepoints, -2]:
+        if previous is not None and c == previous + 1:
+            previous = c
+            continue
+        if start is not None:
+            out.append(re.escape(chr(start)) + ("" if previous == start else "-" + re.escape(chr(previous))))
+        start = previous = c
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1)
+def _invisible_pattern() -> re.Pattern[str]:
+    """Format characters (Cf), controls that are not white space (Cc), lone surrogates, and no-op marks.
+
+    Built from this Python's Unicode database on first use (about 0.1 s, once per process).
+    """
+    invisible = [
+        c
+        for c in range(sys.maxunicode + 1)
+        if (cat := unicodedata.category(chr(c))) in ("Cf", "Cs") or (cat == "Cc" and not chr(c).isspace())
+    ]
+    kept = [c for c in invisible if chr(c) not in _DRAWN_FORMAT]
+    return re.compile(f"[{_ranges(kept)}{_NO_OP_MARKS}]+")
+
+
+def visible_text(text: str) -> str:
+    r"""``text`` as it is seen: characters that show nothing removed, characters drawn as blank space made spaces.
+
+    Removed: format characters (zero-width space and joiners, word joiner,
+    byte-order mark, soft hyphen, direction marks and overrides, tag
+    characters, invisible operators), controls other than white space, lone
+    surrogates, variation selectors and the combining grapheme joiner.
+    Made spaces: Hangul fillers and the Braille blank. Everything else, accents
+    and other combining marks included, is kept as written.
+
+    >>> visible_text("<think>\u200b</think> go\u200d go\u3164go \u2800x\ufe0f")
+    '<think></think> go go go  x'
+    >>> visible_text("plain text") == "plain text"
+    True
+    """
+    if text.isascii():
+        return _ASCII_INVISIBLE.sub("", text) if not text.isprintable() else text
+    return _invisible_pattern().sub("", text).translate(_BLANKS)
+
+
+def has_content(text: str) -> bool:
+    r"""Whether ``text`` shows anything: a letter, digit, punctuation mark or symbol that is not blank.
+
+    White space, invisible characters, blank-drawn characters and combining
+    marks with nothing to combine with are no content.
+
+    >>> has_content(" x "), has_content("\u200b \u3164\u2800"), has_content("\u0301\u0301"), has_content("")
+    (True, False, False, False)
+    """
+    for ch in text:
+        if ch.isascii():
+            if ch.isprintable() and not ch.isspace():
+                return True
+        elif ch not in BLANK_LIKE and unicodedata.category(ch)[0] in "LNPS":
+            return True
+    return False
+
+
+#: Letters that look like Latin ones (Cyrillic, Greek), folded to them when words are compared.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсхуіјѕԁһӏԛԝкмнтвАЕОРСХУІЈЅВМНТКΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοικνρτυχ",
+    "aeopcxyijsdhlqwkmhtbAEOPCXYIJSBMHTKABEZHIKMNOPTYXaoikvptux",
+)
+
+
+def fold_word(word: str) -> str:
+    r"""A word as compared for repetition: compatibility forms, case, accents and look-alike letters folded.
+
+    >>> fold_word("Ｇо́"), fold_word("𝐠𝐨"), fold_word("go")
+    ('go', 'go', 'go')
+    """
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word.translate(_LOOK_ALIKES)).casefold()
+    base = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFKC", base).translate(_LOOK_ALIKES)
+
+
+# -- tags ----------------------------------------------------------------------------------------------------
+
+_TAG_NAME = re.compile(r"[A-Za-z_][\w.:-]{0,63}")
+
+
+def tag_name(name: str, setting: str = "tag") -> str:
+    r"""A tag name as the rewards match it: ``think``, also when written ``<think>`` or ``</think>``.
+
+    Raises :class:`ValueError` for anything that cannot be a tag name.
+
+    >>> tag_name("<think>"), tag_name("answer")
+    ('think', 'answer')
+    """
+    bare = name.strip() if isinstance(name, str) else name
+    if isinstance(bare, str) and bare.startswith("<") and bare.endswith(">"):
+        bare = bare[1:-1].lstrip("/").strip()
+    if not isinstance(bare, str) or not _TAG_NAME.fullmatch(bare):
+        raise ValueError(
+            f"{setting} must be a tag name like 'think' (or '<think>'): letters, digits, '_', '-', '.' or ':', "
+            f"starting with a letter; got {name!r}"
+        )
+    return bare
 
 
 class Tag(NamedTuple):
@@ -37,14 +175,18 @@ def _tag_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 _PATTERNS: dict[tuple[str, ...], tuple[re.Pattern[str], dict[str, str]]] = {}
 
 
-def find_tags(text: str, names: tuple[str, ...]) -> list[Tag]:
-    """Every opening and closing tag of the given names, in order.
+def find_tags(text: str, names: tuple[str, ...], limit: int | None = None) -> list[Tag]:
+    """Every opening and closing tag of the given names, in order (with ``limit``, at most ``limit + 1``).
 
     Tags are matched exactly as written (``<think>``, ``</think>``) but
     case-insensitively, so ``<THINK>`` cannot smuggle in a second block.
+    ``limit`` stops the scan once there are more tags than a caller can
+    accept, so that a run of repeated tags costs nothing more.
 
     >>> [(t.name, t.closing) for t in find_tags("<think>a</think><ANSWER>b</answer>", ("think", "answer"))]
     [('think', False), ('think', True), ('answer', False), ('answer', True)]
+    >>> len(find_tags("<think>" * 1000, ("think",), limit=4))
+    5
     """
     cached = _PATTERNS.get(names)
     if cached is None:
@@ -54,11 +196,25 @@ def find_tags(text: str, names: tuple[str, ...]) -> list[Tag]:
     for m in pattern.finditer(text):
         slash, name = m.groups()
         out.append(Tag(canonical.get(name) or canonical[name.lower()], slash == "/", m.start(), m.end()))
+        if limit is not None and len(out) > limit:
+            break
     return out
 
 
-def tag_blocks(text: str, name: str) -> list[str] | None:
+def count_tag(text: str, name: str, closing: bool) -> int:
+    """How often ``<name>`` (or ``</name>``) occurs, case-insensitively, without building a list.
+
+    >>> count_tag("<think>a</THINK><think>", "think", False)
+    2
+    """
+    tag = f"</{name}>" if closing else f"<{name}>"
+    return text.lower().count(tag.lower())
+
+
+def tag_blocks(text: str, name: str, limit: int | None = None) -> list[str] | None:
     """The contents of each well-formed ``<name>...</name>`` block, or ``None`` when tags are unbalanced or nested.
+
+    With ``limit``, stops after ``limit + 1`` blocks (enough to tell that there are too many).
 
     >>> tag_blocks("<answer> 4 </answer>", "answer")
     [' 4 ']
@@ -79,9 +235,65 @@ def tag_blocks(text: str, name: str) -> list[str] | None:
                 return None  # closing without opening
             blocks.append(text[open_at : tag.start])
             open_at = None
+            if limit is not None and len(blocks) > limit:
+                return blocks
     if open_at is not None:
         return None
     return blocks
+
+
+def fenced_blocks(text: str, languages: tuple[str, ...] | None = None) -> list[str]:
+    r"""The contents of Markdown fenced blocks (```` ```lang ```` ... ```` ``` ````) whose language is in ``languages``.
+
+    ``languages`` are lower-case info strings, ``""`` for a fence without one;
+    ``None`` accepts any. A block in another language is skipped whole (its
+    closing fence never opens a block), and an unclosed fence ends the search.
+    Found by scanning, in linear time.
+
+    >>> fenced_blocks("```bash\nls\n```\n```python\nx = 1\n```", ("python", ""))
+    ['x = 1\n']
+    >>> fenced_blocks("```JSON\n{}\n```", ("json",))
+    ['{}\n']
+    """
+    out: list[str] = []
+    position = 0
+    while True:
+        start = text.find("```", position)
+        if start == -1:
+            return out
+        line_end = text.find("\n", start + 3)
+        if line_end == -1:
+            return out
+        close = text.find("```", line_end + 1)
+        if close == -1:
+            return out
+        info = text[start + 3 : line_end].strip(" \t\r").lower()
+        if languages is None or info in languages:
+            out.append(text[line_end + 1 : close])
+        position = close + 3
+
+
+def paired_blocks(text: str, opening: str, closing: str, limit: int | None = None) -> list[str]:
+    """The text between each ``opening`` and the next ``closing`` after it, in order; an unclosed one ends the search.
+
+    Found by scanning (``<tool_call>(.*?)</tool_call>`` as a regex is quadratic on repeated unclosed openings).
+    With ``limit``, stops after ``limit + 1`` blocks.
+
+    >>> paired_blocks("<c>a</c> <c>b<c>c</c> <c>d", "<c>", "</c>")
+    ['a', 'b<c>c']
+    """
+    out: list[str] = []
+    position = 0
+    while limit is None or len(out) <= limit:
+        start = text.find(opening, position)
+        if start == -1:
+            break
+        end = text.find(closing, start + len(opening))
+        if end == -1:
+            break
+        out.append(text[start + len(opening) : end])
+        position = end + len(closing)
+    return out
 
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*")
@@ -140,9 +352,9 @@ _NUMBER = re.compile(
 )
 
 _LATEX_CLEANUP = (
-    (re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"\1/\2"),
-    (re.compile(r"\\text\s*\{[^{}]*\}"), " "),
-    (re.compile(r"\\(?:mathrm|textbf|mathbf)\s*\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"\\[dt]?frac\s{0,20}\{([^{}]*)\}\s{0,20}\{([^{}]*)\}"), r"\1/\2"),
+    (re.compile(r"\\text\s{0,20}\{[^{}]*\}"), " "),
+    (re.compile(r"\\(?:mathrm|textbf|mathbf)\s{0,20}\{([^{}]*)\}"), r"\1"),
     (re.compile(r"\{,\}"), ","),
     (re.compile(r"\\[,;!: ]"), ""),
     (re.compile(r"\\\$|\\%|%|\\left|\\right|\^\\circ|\\circ|\\cdot"), " "),
@@ -230,24 +442,60 @@ def final_segment(text: str, think_tag: str = "think") -> str:
     >>> final_segment("no reasoning tags")
     'no reasoning tags'
     """
-    closing = [t for t in find_tags(text, (think_tag,)) if t.closing]
-    return text[closing[-1].end :] if closing else text
+    end = last_tag_end(text, think_tag, closing=True)
+    return text[end:] if end is not None else text
 
 
-_ANSWER_PHRASE = re.compile(r"(?:final\s+answer|answer)\s*(?:is|:|=)\s*", re.IGNORECASE)
+def last_tag_end(text: str, name: str, closing: bool = False) -> int | None:
+    """Where the last ``<name>`` (or ``</name>``) ends, case-insensitively; ``None`` if there is none.
+
+    >>> last_tag_end("<think>a</think>b</THINK>c", "think", closing=True)
+    25
+    """
+    tag = f"</{name}>" if closing else f"<{name}>"
+    if text.isascii() and tag.isascii():
+        at = text.lower().rfind(tag.lower())
+        return None if at == -1 else at + len(tag)
+    end = None
+    for match in _tag_pattern((name,)).finditer(text):
+        if (match.group(1) == "/") == closing:
+            end = match.end()
+    return end
+
+
+_ANSWER_PHRASE = re.compile(r"(?:final\s{1,20}answer|answer)\s{0,20}(?:is|:|=)\s{0,20}", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
+
+
+def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """The last match of ``pattern`` in ``text`` (matches are not collected: a million of them cost no memory)."""
+    last = None
+    for last in pattern.finditer(text):  # noqa: B007 - the loop keeps the last one
+        pass
+    return last
+
+
+def statement(text: str, start: int) -> str:
+    r"""The statement that begins at ``start``: up to the end of its sentence or line, trailing punctuation removed.
+
+    >>> statement("The answer is 0.5. Next, 7", 14), statement("is 18 or 20\nmore", 3)
+    ('0.5', '18 or 20')
+    """
+    end = _SENTENCE_END.search(text, start)
+    return text[start : end.start() if end else len(text)].strip().rstrip(" .;,!")
 
 
 def answer_phrase(text: str) -> str | None:
-    r"""What follows the last explicit answer statement ("the answer is", "Final Answer:"), up to the line's end.
+    r"""What follows the last explicit answer statement ("the answer is", "Final Answer:"), up to its sentence's end.
 
     >>> answer_phrase("so the final answer is $\\frac{1}{2}$.\nThanks")
     '$\\frac{1}{2}$'
+    >>> answer_phrase("The answer is 4. Then we check it.")
+    '4'
     >>> answer_phrase("no statement") is None
     True
     """
-    matches = list(_ANSWER_PHRASE.finditer(text))
-    if not matches:
+    match = last_match(_ANSWER_PHRASE, text)
+    if match is None:
         return None
-    tail = text[matches[-1].end() :].split("\n", 1)[0].strip()
-    tail = tail.rstrip(" .;,!")
-    return tail or None
+    return statement(text, match.end()) or None

@@ -13,15 +13,16 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from rewardsmith.core.errors import RewardsmithError
+from rewardsmith.core.engine import OnError
+from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import final_segment, tag_blocks
+from rewardsmith.rewards._text import final_segment, tag_blocks, tag_name, visible_text
 
 __all__ = ["Countdown", "InvalidEquation", "evaluate_equation"]
 
@@ -130,6 +131,15 @@ class Countdown(Reward):
     use_all_numbers: bool = False
     tolerance: float = 1e-5
     think_tag: str = "think"
+    #: A sample whose check times out or crashes scores as a wrong answer, never better.
+    on_error: OnError = field(default="zero", kw_only=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        try:
+            self.think_tag = tag_name(self.think_tag, "think_tag")
+        except ValueError as exc:
+            raise RewardConfigError(f"reward {self.name!r}: {exc}") from None
 
     def score(self, completion: str, nums: Any, target: Any) -> RewardResult:
         numbers = _as_numbers(nums)
@@ -139,11 +149,11 @@ class Countdown(Reward):
             return RewardResult(None, f"the target {target!r} is not a number")
         if numbers is None:
             return RewardResult(None, f"the numbers {nums!r} are not a list of integers")
-        blocks = tag_blocks(final_segment(completion, self.think_tag), "answer")
+        blocks = tag_blocks(final_segment(visible_text(completion), self.think_tag), "answer", limit=1)
         if not blocks:
             return RewardResult(0.0, "no single well-formed <answer> block after the reasoning")
         if len(blocks) > 1:
-            return RewardResult(0.0, f"{len(blocks)} <answer> blocks")
+            return RewardResult(0.0, "more than one <answer> block")
         equation = blocks[0]
         if "=" in equation:
             left, _, right = equation.partition("=")

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import find_tags
+from rewardsmith.rewards._text import count_tag, find_tags, has_content, tag_name, visible_text
 
 __all__ = ["TagCount", "ThinkFormat"]
 
@@ -29,6 +30,18 @@ def _expected(think_tag: str | None, answer_tag: str, prefilled_think: bool) -> 
 
 def _tag_names(think_tag: str | None, answer_tag: str) -> tuple[str, ...]:
     return (answer_tag,) if think_tag is None else (think_tag, answer_tag)
+
+
+def _checked_names(reward: Reward) -> None:
+    """Accept tag names written with brackets (``"<think>"``), and reject what cannot be a tag name."""
+    for setting in ("think_tag", "answer_tag"):
+        value = getattr(reward, setting)
+        if value is None and setting == "think_tag":
+            continue
+        try:
+            setattr(reward, setting, tag_name(value, setting))
+        except ValueError as exc:
+            raise RewardConfigError(f"reward {reward.name!r}: {exc}") from None
 
 
 def _describe(tag: tuple[str, bool]) -> str:
@@ -48,7 +61,10 @@ class ThinkFormat(Reward):
     ``prefilled_think`` the chat template already opened ``<think>`` in the
     prompt, so the completion starts inside the reasoning and must not open
     it again. With ``think_tag=None`` only the answer block is expected (for
-    models that do not reason in tags). Tags are matched case-insensitively.
+    models that do not reason in tags). Tags are matched case-insensitively;
+    names may be given with or without brackets (``"think"`` or ``"<think>"``).
+    The completion is read as it is seen: invisible characters are not
+    content (a block holding only a zero-width space is empty).
 
     Columns: none. Range: {0, 1}.
 
@@ -79,19 +95,24 @@ class ThinkFormat(Reward):
     think_tag: str | None = "think"
     answer_tag: str = "answer"
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _checked_names(self)
+
     def score(self, completion: str) -> RewardResult:
-        tags = find_tags(completion, _tag_names(self.think_tag, self.answer_tag))
+        completion = visible_text(completion)
         expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
+        tags = find_tags(completion, _tag_names(self.think_tag, self.answer_tag), limit=len(expected))
         seen = [(t.name, t.closing) for t in tags]
         if seen != expected:
-            return RewardResult(0.0, _mismatch(seen, expected))
+            return RewardResult(0.0, _mismatch(completion, seen, expected))
         if self.think_tag is None:
             answer_open, answer_close = tags
             answer = completion[answer_open.end : answer_close.start]
-            if not answer.strip():
+            if not has_content(answer):
                 return RewardResult(0.0, "the answer is empty")
             outside = completion[: answer_open.start] + completion[answer_close.end :]
-            if self.strict and outside.strip():
+            if self.strict and has_content(outside):
                 return RewardResult(0.0, f"text outside the answer (strict): {outside.strip()[:40]!r}")
             return RewardResult(1.0, "one answer block")
         if self.prefilled_think:
@@ -103,9 +124,9 @@ class ThinkFormat(Reward):
         between = completion[think_close.end : answer_open.start]
         answer = completion[answer_open.end : answer_close.start]
         after = completion[answer_close.end :]
-        if not reasoning.strip():
+        if not has_content(reasoning):
             return RewardResult(0.0, "the reasoning is empty")
-        if not answer.strip():
+        if not has_content(answer):
             return RewardResult(0.0, "the answer is empty")
         if self.strict:
             for label, text in (
@@ -113,16 +134,16 @@ class ThinkFormat(Reward):
                 ("between the blocks", between),
                 ("after the answer", after),
             ):
-                if text.strip():
+                if has_content(text):
                     return RewardResult(0.0, f"text {label} (strict): {text.strip()[:40]!r}")
         return RewardResult(1.0, "reasoning then answer, each exactly once")
 
 
-def _mismatch(seen: list[tuple[str, bool]], expected: list[tuple[str, bool]]) -> str:
+def _mismatch(text: str, seen: list[tuple[str, bool]], expected: list[tuple[str, bool]]) -> str:
     if not seen:
         return "no tags"
     for tag in expected:
-        count = seen.count(tag)
+        count = seen.count(tag) if len(seen) <= len(expected) else count_tag(text, *tag)
         if count == 0:
             return f"missing {_describe(tag)}"
         if count > 1:
@@ -158,10 +179,14 @@ class TagCount(Reward):
     think_tag: str | None = "think"
     answer_tag: str = "answer"
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _checked_names(self)
+
     def score(self, completion: str) -> RewardResult:
+        completion = visible_text(completion)
         expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
-        seen = [(t.name, t.closing) for t in find_tags(completion, _tag_names(self.think_tag, self.answer_tag))]
-        once = [tag for tag in expected if seen.count(tag) == 1]
+        once = [tag for tag in expected if count_tag(completion, *tag) == 1]
         missing = [_describe(tag) for tag in expected if tag not in once]
         reason = "every tag exactly once" if not missing else "not exactly once: " + ", ".join(missing)
         return RewardResult(len(once) / len(expected), reason)

@@ -7,8 +7,10 @@ any). Where the answer is taken from, in order:
    Every occurrence counts; if they state different numbers the completion
    hedged and scores 0. A marked answer that holds no single number scores 0
    (no falling back to numbers elsewhere in the text);
-2. the last phrase marker: "The answer is N", "Answer: N", "A: N" (the first
-   number after it);
+2. the last phrase marker: "The answer is N", "Answer: N", "A: N" (the
+   number its sentence states; a sentence naming several different numbers,
+   like "18 or 20" or "1, 2, 3", is a hedge and scores 0, as it does in a
+   marker);
 3. with ``fallback_last_number`` (default on), the last number in the text.
 
 Numbers are compared exactly as fractions: ``1,000``, ``$1000``,
@@ -20,10 +22,11 @@ rounded to the reference's decimals (``3.333`` for ``3.33``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import islice
 
+from rewardsmith.core.engine import OnError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
@@ -34,15 +37,20 @@ from rewardsmith.rewards._text import (
     final_segment,
     format_number,
     iter_numbers,
+    last_match,
     parse_number,
+    statement,
     tag_blocks,
+    visible_text,
 )
 
 __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 
-_HASHES = re.compile(r"####\s*([^\n]*)")
+# Every quantifier that can meet a failure is bounded, so that no run of white space is scanned from many
+# starts (``(?:^|\n)\s*A`` over a run of newlines is quadratic).
+_HASHES = re.compile(r"####\s{0,20}([^\n]*)")
 _PHRASES = re.compile(
-    r"(?:answer\s+is\s*:?|answer\s*:|(?:^|\n)\s*A\s*:)",
+    r"(?:answer\s{1,20}is\s{0,20}:?|answer\s{0,20}:|(?:^|(?<=\n))[ \t]{0,20}A[ \t]{0,20}:)",
     re.IGNORECASE,
 )
 
@@ -81,8 +89,10 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     (Fraction(18, 1), 'last number')
     >>> extract_numeric_answer("<think>maybe #### 20</think> Answer: 18")
     (Fraction(18, 1), 'answer phrase')
+    >>> extract_numeric_answer("The answer is 20 or 18.")
+    (None, 'hedged: the answer phrase states several numbers')
     """
-    completion = final_segment(completion)
+    completion = final_segment(visible_text(completion))
     marked: list[tuple[str, str]] = [
         ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
     ]
@@ -104,11 +114,14 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
         if len(distinct) > 1:
             return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
         return distinct[0], marked[0][0]
-    phrases = list(_PHRASES.finditer(completion))
-    if phrases:
-        tail = completion[phrases[-1].end() :].split("\n", 1)[0]
-        for value, _, _ in iter_numbers(tail):
+    phrase = last_match(_PHRASES, completion)
+    if phrase is not None:
+        said = statement(completion, phrase.end())
+        value = parse_number(said)
+        if value is not None:
             return value, "answer phrase"
+        if any(True for _ in iter_numbers(said)):
+            return None, "hedged: the answer phrase states several numbers"
     if fallback_last_number:
         last = None
         for value, _, _ in iter_numbers(completion.replace("{,}", ",")):
@@ -172,6 +185,8 @@ class GSM8KAccuracy(Reward):
 
     answer_column: str = "answer"
     fallback_last_number: bool = True
+    #: A sample whose check times out or crashes scores as a wrong answer, never better.
+    on_error: OnError = field(default="zero", kw_only=True)
 
     def inputs(self) -> dict[str, Input]:
         return {"reference": Column(self.answer_column)}

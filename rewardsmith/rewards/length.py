@@ -3,13 +3,17 @@
 
 Lengths are measured in ``tokens`` (the completion's ``completion_ids``,
 which TRL passes; outside TRL, a ``tokenizer`` setting), ``words`` or
-``chars``. Asking for tokens when there are none and no tokenizer is set is
+``chars``. Words and characters are counted as the text is seen: invisible
+characters (zero-width, format, variation selectors) and combining marks count
+for nothing and a run of white space counts as one character, so padding
+cannot stretch a short answer to a target length. Asking for tokens when there are none and no tokenizer is set is
 a clear error, never a silent switch of units.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,6 +28,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import get_reward, register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import visible_text
 
 __all__ = ["CosineLength", "Length", "SoftOverlong", "measure_length"]
 
@@ -50,9 +55,9 @@ def measure_length(
     3
     """
     if unit == "chars":
-        return len(completion)
+        return _seen_chars(completion)
     if unit == "words":
-        return len(completion.split())
+        return len(visible_text(completion).split())
     if completion_ids is not None:
         return len(completion_ids)
     if tokenizer:
@@ -61,6 +66,18 @@ def measure_length(
         f"reward {reward_name!r} measures tokens but got no completion_ids (TRL passes them during training); "
         "outside TRL set tokenizer='<model name or path>' or use unit='words' or unit='chars'"
     )
+
+
+def _seen_chars(text: str) -> int:
+    """Characters as seen: invisible ones and combining marks left out, each run of white space one character.
+
+    >>> _seen_chars("a  b\u200b\u3000 c\u0301  "), _seen_chars("abc")
+    (5, 3)
+    """
+    seen = " ".join(visible_text(text).split())
+    if seen.isascii():
+        return len(seen)
+    return sum(1 for ch in seen if ch.isascii() or unicodedata.category(ch) not in ("Mn", "Me"))
 
 
 def _check_unit(name: str, unit: str) -> None:
@@ -150,7 +167,9 @@ class CosineLength(Composite):
     again (the cosine is not periodic here). Correctness comes from the
     ``correct_column`` (a bool or score per row) or from another reward
     (``correctness="math_accuracy"``); a score at or above ``threshold`` is
-    correct, and a ``None`` correctness gives ``None``.
+    correct, and a ``None`` correctness (the reward does not apply) gives
+    ``None``. A correctness check that *fails* (times out or crashes) counts
+    as wrong: breaking the checker never pays better than a wrong answer.
 
     Columns: ``correct`` (configurable), or those of the ``correctness``
     reward. Range: [min_value_wrong, max_value_correct].
@@ -202,7 +221,9 @@ class CosineLength(Composite):
             correct = [None if v is None else float(v) for v in values]
         ids = batch.completion_ids or [None] * len(batch)
         out: list[Any] = []
-        for text, completion_ids, score in zip(batch.texts, ids, correct):
+        for i, (text, completion_ids, score) in enumerate(zip(batch.texts, ids, correct)):
+            if score is None and i in failed:
+                score = -math.inf  # the check failed: scored as a wrong answer
             if score is None:
                 out.append(RewardResult(None, "correctness unknown") if explain else None)
                 continue
@@ -215,8 +236,10 @@ class CosineLength(Composite):
             )
             value = low + 0.5 * (high - low) * (1.0 + cosine)
             reason = f"{'correct' if ok else 'wrong'}, {length} {self.unit}"
+            if score == -math.inf:
+                reason = f"the correctness check failed: scored as wrong, {length} {self.unit}"
             out.append(RewardResult(value, reason) if explain else value)
-        return Scored(out, failed)
+        return Scored(out)
 
 
 @register_reward("soft_overlong", aliases=("soft_overlong_punishment",))

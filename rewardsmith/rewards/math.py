@@ -14,11 +14,23 @@ there is no ``answer`` column; a worked solution's last ``\\boxed{}`` or
 ``\\dfrac{1}{9}``, ``10{,}000``), once per process and reference (an LRU cache).
 A reference that cannot be parsed makes the row unscorable (``None``).
 
-Identical answers, and two plain integers, are decided without sympy;
-everything else goes to math-verify. Decisions are cached, so a group of
+Identical answers, and two plain rationals (repeating decimals such as
+``0.\\overline{3}`` included, exactly), are decided without sympy; so is
+every answer that cannot be equal for a cheap reason: one whose value or
+expansion is astronomically large (``9^{9^{9}}``, ``1000000!``) against a
+reference that is not, one longer than ``MAX_ANSWER_CHARS``, or one that writes
+repeating digits in a form that is not an exact repeating decimal.
+Everything else goes to math-verify. Decisions are cached, so a group of
 completions that agree costs one verification. math-verify can hang on some
 inputs, so this reward runs in a worker process with a hard ``timeout``
-(10 s per sample by default).
+(10 s per sample by default); a sample that times out (or whose check
+crashes) scores 0, as a wrong answer does (``on_error="zero"``), so that
+breaking the checker never pays better than being wrong.
+
+A ``\\boxed{}`` that only holds a blank to fill in (``\\phantom{2}``,
+``\\square``, nothing), or that restates a box of the prompt, is not an
+answer. A reference written in words (``forty two``) is not math: the row
+scores ``None``.
 """
 
 from __future__ import annotations
@@ -32,23 +44,30 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from rewardsmith.core.engine import OnError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._latex import blow_up, has_repeat_notation, is_placeholder, is_prose, repeating_decimal
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     answer_phrase,
     boxed_contents,
     final_segment,
     find_tags,
+    last_tag_end,
     tag_blocks,
+    visible_text,
 )
 
 __all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
 
 _CACHE_SIZE = 4096
+#: Answers longer than this (in characters, without spacing) are not checked symbolically: they score as wrong
+#: unless written exactly as the reference.
+MAX_ANSWER_CHARS = 1000
 
 
 class _LRU(OrderedDict):
@@ -59,6 +78,8 @@ class _LRU(OrderedDict):
         self.lock = threading.Lock()
 
     def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
+        if sum(map(len, key if isinstance(key, tuple) else (key,))) > 2 * MAX_ANSWER_CHARS:
+            return make()  # huge keys are not kept
         with self.lock:
             if key in self:
                 self.move_to_end(key)
@@ -74,7 +95,7 @@ class _LRU(OrderedDict):
 _PARSED: _LRU = _LRU()
 _DECIDED: _LRU = _LRU()
 
-_DELIMITERS = re.compile(r"^\s*(?:\$\$|\$|\\\(|\\\[)(.*?)(?:\$\$|\$|\\\)|\\\])\s*$", re.DOTALL)
+_DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _SPACING = re.compile(r"\\[,;:! ]|\\left|\\right|\s+")
 _THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|,)(?=\d{3}(?!\d))")
 _PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -90,8 +111,10 @@ def clear_caches() -> None:
 
 def _strip_delimiters(text: str) -> str:
     text = text.strip().rstrip(".").strip()
-    match = _DELIMITERS.match(text)
-    return match.group(1).strip() if match else text
+    for opening, closing in _DELIMITERS:
+        if len(text) >= len(opening) + len(closing) and text.startswith(opening) and text.endswith(closing):
+            return text[len(opening) : len(text) - len(closing)].strip()
+    return text
 
 
 def _normal_form(text: str) -> str:
@@ -103,16 +126,19 @@ def _normal_form(text: str) -> str:
 def _rational(text: str) -> Fraction | None:
     r"""The exact value of a plain rational answer, else ``None``.
 
-    Plain rationals: ``12``, ``-0.5``, ``\frac{3}{4}``, ``3/4``, ``1{,}000``.
+    Plain rationals: ``12``, ``-0.5``, ``\frac{3}{4}``, ``3/4``, ``1{,}000``, ``0.1\overline{6}``.
 
-    >>> _rational(r"-\dfrac{3}{4}"), _rational("10{,}000"), _rational("x+1")
-    (Fraction(-3, 4), Fraction(10000, 1), None)
+    >>> _rational(r"-\dfrac{3}{4}"), _rational("10{,}000"), _rational("x+1"), _rational(r"0.\overline{3}")
+    (Fraction(-3, 4), Fraction(10000, 1), None, Fraction(1, 3))
     """
     form = _normal_form(text)
     if len(form) > 200:
         return None
     if _PLAIN_NUMBER.match(form):
         return Fraction(form)
+    repeating = repeating_decimal(form)
+    if repeating is not None:
+        return repeating
     match = _FRACTION.match(form)
     if match is None:
         return None
@@ -146,8 +172,12 @@ def reference_latex(gold: Any) -> str | None:
     return text or None
 
 
-def final_math_answers(completion: str) -> tuple[list[str] | None, str]:
+def final_math_answers(completion: str, prompt: str | None = None) -> tuple[list[str] | None, str]:
     r"""The final answers a completion states, and where they were found (``None`` when malformed).
+
+    Blanks to fill in (``\boxed{}``, ``\boxed{\phantom{2}}``, ``\square``) are
+    not answers, and neither is a box that restates one of the ``prompt``'s,
+    unless the completion states nothing else.
 
     >>> final_math_answers(r"<think>maybe \boxed{5}</think> so it is \boxed{6}.")
     (['6'], '\\boxed')
@@ -155,9 +185,12 @@ def final_math_answers(completion: str) -> tuple[list[str] | None, str]:
     (['\\frac{1}{2}'], '<answer>')
     >>> final_math_answers("I think 42 is involved")
     ([], 'no final answer (no \\boxed{}, <answer> or "answer is")')
+    >>> asked = r"What goes in $\boxed{\phantom{2}} + 3 = 5$?"
+    >>> final_math_answers(r"We fill $\boxed{\phantom{2}} + 3 = 5$: it is $\boxed{2}$.", prompt=asked)
+    (['2'], '\\boxed')
     """
-    segment = final_segment(completion)
-    blocks = tag_blocks(segment, "answer")
+    segment = final_segment(visible_text(completion))
+    blocks = tag_blocks(segment, "answer", limit=MAX_ANSWERS)
     if blocks is None:
         return None, "unbalanced <answer> tags"
     answers: list[str] = []
@@ -165,22 +198,34 @@ def final_math_answers(completion: str) -> tuple[list[str] | None, str]:
     if blocks:
         where = "<answer>"
         for block in blocks[: MAX_ANSWERS + 1]:
-            boxed = boxed_contents(block)
-            answers.append(boxed[-1] if boxed else block)
-        tags = find_tags(segment, ("answer",))
-        outside = segment[: tags[0].start] + segment[tags[-1].end :]
+            boxed = boxed_contents(block, limit=MAX_ANSWERS)
+            answers += boxed[-1:] if len(boxed) <= MAX_ANSWERS else boxed
+            answers += [] if boxed else [block]
+        first = find_tags(segment, ("answer",), limit=0)[0].start
+        outside = segment[:first] + segment[last_tag_end(segment, "answer", closing=True) or len(segment) :]
         answers += boxed_contents(outside, limit=MAX_ANSWERS)
     else:
         answers = boxed_contents(segment, limit=MAX_ANSWERS)
         where = "\\boxed" if answers else ""
     if len(answers) > MAX_ANSWERS:
         return None, f"more than {MAX_ANSWERS} stated answers"
+    answers = _real_answers([_strip_delimiters(a) for a in answers], prompt)
     if not answers:
         phrase = answer_phrase(segment)
-        if phrase is None:
+        if phrase is None or is_placeholder(_strip_delimiters(phrase)):
             return [], 'no final answer (no \\boxed{}, <answer> or "answer is")'
         answers, where = [phrase], "answer phrase"
     return [_strip_delimiters(a) for a in answers], where
+
+
+def _real_answers(answers: list[str], prompt: str | None) -> list[str]:
+    """The stated answers that are answers: blanks left out, and boxes the prompt has (unless that is all)."""
+    filled = [a for a in answers if not is_placeholder(a)]
+    if not prompt or not filled:
+        return filled
+    asked = {_normal_form(_strip_delimiters(b)) for b in boxed_contents(visible_text(prompt), limit=MAX_ANSWERS)}
+    own = [a for a in filled if _normal_form(a) not in asked]
+    return own or filled
 
 
 def _math_verify() -> Any:
@@ -231,9 +276,9 @@ def _clearly_different(gold: Any, predicted: Any) -> bool:
     if kinds == {"number"}:
         try:
             a, b = complex(g.evalf(30)), complex(p.evalf(30))
-        except (TypeError, ValueError, ArithmeticError):
+            return abs(a - b) > 1e-4 * max(1.0, abs(a), abs(b))
+        except (TypeError, ValueError, ArithmeticError):  # too large to compare as floats: not a cheap decision
             return False
-        return abs(a - b) > 1e-4 * max(1.0, abs(a), abs(b))
     return kinds in ({"number", "range"}, {"number", "symbolic"})
 
 
@@ -247,6 +292,16 @@ _WARM_UP = (
 )  # fmt: skip
 
 
+def _exact_form(latex: str) -> str:
+    r"""A repeating decimal as the fraction it is (math-verify reads ``0.\overline{3}`` as 0); anything else as is.
+
+    >>> _exact_form(r"0.\overline{3}"), _exact_form("x+1")
+    ('\\frac{1}{3}', 'x+1')
+    """
+    value = repeating_decimal(_normal_form(latex))
+    return latex if value is None else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
+
+
 class _LazyParse:
     """A reference parsed on first use (most rational references never need sympy)."""
 
@@ -254,22 +309,38 @@ class _LazyParse:
         self.latex, self.timeout = latex, timeout
 
     def get(self) -> Any:
-        return _parse(self.latex, self.timeout)
+        return _parse(_exact_form(self.latex), self.timeout)
 
 
 def _decide_exactly(gold: str, predicted: str) -> tuple[bool, str] | None:
     """Whether two answers are the same, when that can be decided exactly without sympy (``None`` if not).
 
+    Besides identical answers and rationals, it decides "different" for
+    answers that cannot be equal for a cheap reason: one longer than
+    ``MAX_ANSWER_CHARS``, one astronomically large against one that is not,
+    and repeating-digit notation that is not an exact repeating decimal.
+
     >>> _decide_exactly("10{,}000", "10000"), _decide_exactly(r"\\frac{1}{2}", "0.5"), _decide_exactly("x", "y")
     ((True, 'identical'), (True, 'rationals'), None)
+    >>> _decide_exactly("12", "9^{9^{9}}"), _decide_exactly(r"\\frac{1}{3}", r"0.\\overline{3}")
+    ((False, 'not checked: a power with astronomically many digits'), (True, 'rationals'))
     """
-    if _normal_form(gold) == _normal_form(predicted):
+    g_form, p_form = _normal_form(gold), _normal_form(predicted)
+    if g_form == p_form:
         return True, "identical"
     g, p = _rational(gold), _rational(predicted)
     # Exact for rationals; only values within rounding distance go to math-verify,
     # which compares numbers rounded to 6 decimals.
     if g is not None and p is not None and (g == p or abs(g - p) > Fraction(1, 10**5) * max(1, abs(g))):
         return g == p, "rationals"
+    for form, value in ((g_form, g), (p_form, p)):
+        if value is None and has_repeat_notation(form):
+            return False, "not checked: repeating digits written in a form that is not an exact repeating decimal"
+    if max(len(g_form), len(p_form)) > MAX_ANSWER_CHARS:
+        return False, f"not checked: more than {MAX_ANSWER_CHARS} characters (compared as written only)"
+    g_big, p_big = blow_up(g_form), blow_up(p_form)
+    if bool(g_big) != bool(p_big):
+        return False, f"not checked: {g_big or p_big}"
     return None
 
 
@@ -280,7 +351,7 @@ def _equivalent(gold: str, gold_parsed: Any, predicted: str, timeout: int | None
         exact = _decide_exactly(gold, predicted)
         if exact is not None:
             return exact
-        parsed = _parse(predicted, timeout)
+        parsed = _parse(_exact_form(predicted), timeout)
         if not parsed:
             return False, "unparseable"
         gold_value = gold_parsed.get() if isinstance(gold_parsed, _LazyParse) else gold_parsed
@@ -321,6 +392,8 @@ class MathAccuracy(Reward):
 
     answer_column: str = "answer"
     timeout: float | None = field(default=10.0, kw_only=True)
+    #: A sample whose check times out or crashes scores as a wrong answer (see the module docs).
+    on_error: OnError = field(default="zero", kw_only=True)
 
     def inputs(self) -> dict[str, Input]:
         # MATH-style data has a worked `solution` whose last \boxed{} is the answer; it serves when there is
@@ -358,7 +431,7 @@ class MathAccuracy(Reward):
         out: list[Any] = []
         for row in rows:
             try:
-                out.append(self._judge(row["completion"], row["reference"], allow_sympy=False))
+                out.append(self._judge(row["completion"], row["reference"], row.get("prompt"), allow_sympy=False))
             except Exception:  # anything odd is left to the worker, where errors are per sample
                 out.append(None)
         pending = [i for i, value in enumerate(out) if value is None]
@@ -366,12 +439,14 @@ class MathAccuracy(Reward):
             out[i] = value
         return out
 
-    def score(self, completion: str, reference: Any) -> RewardResult | None:
-        return self._judge(completion, reference, allow_sympy=True)
+    def score(self, completion: str, reference: Any, prompt: Any = None) -> RewardResult | None:
+        return self._judge(completion, reference, prompt, allow_sympy=True)
 
-    def _judge(self, completion: str, reference: Any, *, allow_sympy: bool) -> RewardResult | None:
+    def _judge(self, completion: str, reference: Any, prompt: Any, *, allow_sympy: bool) -> RewardResult | None:
         """Score one sample; without ``allow_sympy``, ``None`` wherever math-verify would be needed."""
-        gold = reference_latex(reference)
+        gold = reference_latex(None if reference is None else visible_text(str(reference)))
+        if gold is not None and is_prose(gold):
+            return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")
         timeout = self._library_timeout()
         gold_value: Any = None
         if gold is not None and _rational(gold) is None:  # whether a LaTeX reference parses takes sympy
@@ -380,7 +455,7 @@ class MathAccuracy(Reward):
             gold_value = _parse(gold, timeout)
         if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
-        answers, where = final_math_answers(completion)
+        answers, where = final_math_answers(completion, prompt if isinstance(prompt, str) else None)
         if answers is None or not answers:
             return RewardResult(0.0, where)
         last = answers[-1]
@@ -392,11 +467,15 @@ class MathAccuracy(Reward):
                 return None
             same = exact[0] if exact else _equivalent(last, _parse(last, timeout) or [last], other, timeout)[0]
             if not same:
-                return RewardResult(0.0, f"hedged between {other!r} and {last!r}")
+                return RewardResult(0.0, f"hedged between {_short(other)!r} and {_short(last)!r}")
         exact = _decide_exactly(gold, last)
         if exact is None and not allow_sympy:
             return None
         if exact is None:  # a rational reference is parsed only now that math-verify is needed
             exact = _equivalent(gold, gold_value or _LazyParse(gold, timeout), last, timeout)
         ok, how = exact
-        return RewardResult(1.0 if ok else 0.0, f"predicted {last} ({where}), reference {gold}: {how}")
+        return RewardResult(1.0 if ok else 0.0, f"predicted {_short(last)} ({where}), reference {_short(gold)}: {how}")
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text)} characters)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -10,6 +11,7 @@ from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import fold_word, has_content, visible_text
 
 __all__ = ["ReasoningSteps", "Repetition"]
 
@@ -20,8 +22,11 @@ class Repetition(Reward):
     """N-gram repetition penalty: 0 when no n-gram repeats, down to ``max_penalty`` when all do.
 
     The penalty is ``(1 - distinct n-grams / all n-grams) * max_penalty``
-    over words (lower-cased, split on white space) or tokens
-    (``completion_ids``). Completions shorter than ``ngram_size`` score 0.
+    over words or tokens (``completion_ids``). Words are split on white space
+    as the text is seen (invisible characters removed, blank-drawn ones as
+    spaces) and compared folded (case, accents, compatibility forms and
+    look-alike letters), so that a zero-width suffix or a Cyrillic ``о`` does
+    not make a repeated word new. Completions shorter than ``ngram_size`` score 0.
 
     Columns: none. Range: [max_penalty, 0].
 
@@ -57,19 +62,22 @@ class Repetition(Reward):
                 )
             items: list[Any] = list(completion_ids)
         else:
-            items = completion.lower().split()
+            items = list(map(fold_word, visible_text(completion).split()))
         n = self.ngram_size
         total = len(items) - n + 1
         if total <= 0:
             return RewardResult(0.0, f"shorter than {n} {self.unit}")
-        distinct = len(set(zip(*(items[i:] for i in range(n)))))
+        # n-grams of words as strings (words hold no space): a set of strings, which the garbage collector never scans
+        grams = zip(*(items[i:] for i in range(n)))
+        distinct = len(set(map(" ".join, grams) if self.unit == "words" else grams))
         repeated = 1.0 - distinct / total
         penalty = repeated * self.max_penalty if repeated else 0.0
         return RewardResult(penalty, f"{total - distinct} of {total} {n}-grams repeat")
 
 
+# Bounded quantifiers: no run of white space is scanned from more than a few starts.
 _STEP_MARKER = re.compile(
-    r"(?im)^[ \t]*(?:step\s*\d+\s*[:.)]|\d+\s*[.)]\s|[-*•]\s)"
+    r"(?im)^[ \t]{0,20}(?:step[ \t]{0,5}\d{1,9}[ \t]{0,5}[:.)]|\d{1,9}[ \t]{0,5}[.)]\s|[-*•]\s)"
     r"|(?:^|(?<=[.!?]\s))(?:first|second|third|next|then|finally|lastly)\b,?"
 )
 
@@ -79,9 +87,10 @@ _STEP_MARKER = re.compile(
 class ReasoningSteps(Reward):
     """Credit for explicit reasoning steps ("Step 1:", numbered or bulleted lines, "First,/Then,/Finally,").
 
-    Each marker counts only when at least ``min_step_chars`` characters of
-    content follow it before the next marker, so a list of empty "Step N:"
-    lines earns nothing. The score is ``min(1, steps / min_steps)``.
+    Each marker counts only when at least ``min_step_chars`` visible
+    characters (not white space, not invisible) follow it before the next
+    marker, so a list of empty "Step N:" lines, or of steps padded with
+    zero-width characters, earns nothing. The score is ``min(1, steps / min_steps)``.
 
     Columns: none. Range: [0, 1].
 
@@ -103,10 +112,26 @@ class ReasoningSteps(Reward):
             raise RewardConfigError(f"reward {self.name!r}: min_steps must be >= 1, got {self.min_steps}")
 
     def score(self, completion: str) -> RewardResult:
-        markers = list(_STEP_MARKER.finditer(completion))
+        completion = visible_text(completion)
         steps = 0
-        for i, marker in enumerate(markers):
-            end = markers[i + 1].start() if i + 1 < len(markers) else len(completion)
-            if len(completion[marker.end() : end].strip()) >= self.min_step_chars:
-                steps += 1
+        previous = None
+        for marker in itertools.chain(_STEP_MARKER.finditer(completion), [None]):
+            if previous is not None:
+                content = completion[previous.end() : marker.start() if marker else len(completion)]
+                if _visible_chars(content, self.min_step_chars) >= self.min_step_chars:
+                    steps += 1
+                    if steps >= self.min_steps:
+                        break
+            previous = marker
         return RewardResult(min(1.0, steps / self.min_steps), f"{steps} step(s) with content")
+
+
+def _visible_chars(text: str, enough: int) -> int:
+    """How many characters of ``text`` show something (counting stops at ``enough``)."""
+    count = 0
+    for ch in text:
+        if has_content(ch):
+            count += 1
+            if count >= enough:
+                break
+    return count

@@ -3,28 +3,55 @@
 from __future__ import annotations
 
 import json
-import re
+import math
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from rewardsmith.core.engine import OnError
 from rewardsmith.core.injection import Column, Input, Value
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import tag_blocks
+from rewardsmith.rewards._text import fenced_blocks, paired_blocks, tag_blocks, visible_text
 
-__all__ = ["JSONSchema", "ToolCallMatch", "extract_json", "normalise_tool_calls"]
+__all__ = ["JSONSchema", "ToolCallMatch", "extract_json", "normalise_tool_calls", "strict_json"]
 
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
 _NOT_FOUND = object()
+
+
+def _not_a_number(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of the range of a JSON number")
+    return value
+
+
+def strict_json(text: str) -> Any:
+    """``text`` parsed as standard JSON: ``NaN``, ``Infinity`` and numbers that overflow to infinity are errors.
+
+    Python's ``json`` accepts ``NaN`` (which passes every ``minimum``/``maximum``
+    check of a schema, since no comparison with it is true); the standard does not.
+
+    >>> strict_json('{"p": 0.5}')
+    {'p': 0.5}
+    >>> strict_json('{"p": NaN}')
+    Traceback (most recent call last):
+    ...
+    ValueError: NaN is not JSON
+    """
+    return json.loads(text, parse_constant=_not_a_number, parse_float=_finite)
 
 
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text)
+        return strict_json(text)
     except (ValueError, RecursionError):
         return _NOT_FOUND
 
@@ -39,15 +66,16 @@ def extract_json(completion: str) -> tuple[Any, str]:
     >>> extract_json("no json")[1]
     'no parseable JSON'
     """
+    completion = visible_text(completion)
     value = _loads(completion.strip())
     if value is not _NOT_FOUND:
         return value, "whole completion"
-    fenced = _FENCE.findall(completion)
+    fenced = fenced_blocks(completion, ("", "json"))
     if fenced:
         value = _loads(fenced[-1].strip())
         if value is not _NOT_FOUND:
             return value, "fenced block"
-    blocks = tag_blocks(completion, "answer")
+    blocks = tag_blocks(completion, "answer", limit=1)
     if blocks and len(blocks) == 1:
         value = _loads(blocks[0].strip())
         if value is not _NOT_FOUND:
@@ -99,6 +127,8 @@ class JSONSchema(Reward):
     schema: Any = None
     schema_column: str = "schema"
     partial_credit: bool = False
+    #: A sample whose check crashes scores as an invalid answer.
+    on_error: OnError = field(default="zero", kw_only=True)
 
     def inputs(self) -> dict[str, Input]:
         return {"row_schema": Value(self.schema) if self.schema is not None else Column(self.schema_column)}
@@ -147,8 +177,6 @@ def _property_share(schema: Any, value: Any, validator: Any) -> float:
 
 # -- tool calls ---------------------------------------------------------------------------------------
 
-_TOOL_CALL_TAG = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
-
 
 def _canonical(value: Any) -> Any:
     """A hashable form in which JSON-equal values are equal (1 == 1.0, but true != 1)."""
@@ -167,6 +195,13 @@ def _canonical(value: Any) -> Any:
 
 
 def _one_call(call: Any) -> tuple[str, Any] | None:
+    try:
+        return _read_call(call)
+    except RecursionError:  # arguments nested too deeply to compare: a malformed call
+        return None
+
+
+def _read_call(call: Any) -> tuple[str, Any] | None:
     if isinstance(call, str):
         call = _loads(call.strip())
     if not isinstance(call, dict):
@@ -207,7 +242,7 @@ def _predicted_calls(completion: str, messages: list[dict[str, Any]]) -> list[An
     calls: list[Any] = []
     for message in messages:
         calls += normalise_tool_calls(message.get("tool_calls") or [])
-    for block in _TOOL_CALL_TAG.findall(completion):
+    for block in paired_blocks(visible_text(completion), "<tool_call>", "</tool_call>"):
         calls.append(_one_call(block))
     return calls
 
@@ -240,6 +275,8 @@ class ToolCallMatch(Reward):
     expected_column: str = "tool_calls"
     ordered: bool = False
     partial_credit: bool = True
+    #: A sample whose check crashes scores as calls that match nothing.
+    on_error: OnError = field(default="zero", kw_only=True)
 
     def inputs(self) -> dict[str, Input]:
         return {"expected": Column(self.expected_column)}

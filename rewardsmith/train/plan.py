@@ -220,6 +220,24 @@ def _eval_strategy_check(settings: DatasetSettings, args: Any) -> None:
         )
 
 
+def _worker_warnings(rewards: list[Any]) -> list[str]:
+    """A note for each reward that asks for more local worker processes than this machine has CPUs."""
+    from rewardsmith.core.processes import usable_cpus
+    from rewardsmith.data.columns import leaf_rewards
+
+    cpus = usable_cpus()
+    notes = []
+    for top in rewards:
+        for leaf, _ in leaf_rewards(top):
+            workers = getattr(leaf, "workers", 1)
+            if getattr(leaf, "engine", "local") == "local" and isinstance(workers, int) and workers > cpus:
+                notes.append(
+                    f"reward {leaf.name!r} asks for workers={workers}, but this machine has {cpus} usable CPUs: it "
+                    f"will run at most {cpus} worker processes (and never more than a batch has samples)"
+                )
+    return notes
+
+
 def _learning_warnings(config: TrainConfig, args: Any) -> list[str]:
     warnings = []
     if "learning_rate" not in config.trainer:
@@ -316,4 +334,5 @@ def _check(sections: ConfigSections, problems: ConfigProblems, check_endpoints: 
     from rewardsmith.data.columns import optional_column_warnings
 
     warnings = _learning_warnings(sections.config, args) + optional_column_warnings(train, rewards)
+    warnings += _worker_warnings(rewards)
     return TrainingPlan(sections.config, rewards, weights, train, evaluation, args, path, facts, warnings, endpoints)

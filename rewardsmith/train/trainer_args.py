@@ -1,13 +1,18 @@
 """The ``trainer:`` section as TRL's own ``GRPOConfig``: every field accepted, checked by TRL's class.
 
 Before TRL sees them, values are coerced to the field types (YAML reads
-``3e-3`` as a string), unknown field names get close-match suggestions, and
-a few defaults are adjusted to the machine (no bf16 where there is no GPU).
+``3e-3`` as a string), unknown field names get close-match suggestions, every
+numeric field is checked to hold a number of its kind (``num_generations:
+four`` is an error naming the field, not TRL's ``unsupported operand``),
+counts and rates are checked to be in range (``num_generations: 0`` is an error
+before TRL divides by it), and a few defaults are adjusted to the machine (no
+bf16 where there is no GPU).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from pathlib import Path
@@ -16,7 +21,7 @@ from typing import Any
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 
-__all__ = ["build_trainer_args", "coerce", "trainer_fields"]
+__all__ = ["build_trainer_args", "check_number", "coerce", "trainer_fields"]
 
 
 def trainer_fields(algorithm: str = "grpo") -> dict[str, dataclasses.Field]:
@@ -64,6 +69,55 @@ def coerce(name: str, value: Any, annotation: Any) -> Any:
     return value
 
 
+#: Trainer fields that count something and must be at least this (``None`` stays allowed where the field takes it).
+_AT_LEAST: dict[str, float] = {
+    "num_generations": 2,
+    "per_device_train_batch_size": 1,
+    "per_device_eval_batch_size": 1,
+    "gradient_accumulation_steps": 1,
+    "num_iterations": 1,
+    "steps_per_generation": 1,
+    "generation_batch_size": 1,
+    "max_completion_length": 1,
+    "vllm_tensor_parallel_size": 1,
+    "learning_rate": 0,
+    "beta": 0,
+    "top_k": 0,
+    "warmup_steps": 0,
+    "max_grad_norm": 0,
+    "dataloader_num_workers": 0,
+    "epsilon": 0,
+}
+#: Trainer fields that must be above zero.
+_ABOVE_ZERO = ("num_train_epochs", "logging_steps", "save_steps", "eval_steps", "temperature", "top_p")
+_WHY = {"num_generations": " (group-relative methods compare several completions per prompt; 8 is common)"}
+
+
+def check_number(name: str, value: Any, annotation: Any) -> None:
+    """A :class:`ConfigError` when a numeric field holds something else, or a count or rate out of its range.
+
+    >>> check_number("learning_rate", 3e-3, float)
+    >>> check_number("num_generations", "four", int | None)
+    Traceback (most recent call last):
+    ...
+    rewardsmith.core.problems.ConfigError: trainer.num_generations must be a whole number, got 'four'
+    """
+    kinds = _base_types(annotation)
+    numeric = {int, float} & set(kinds)
+    if not numeric or value is None or str in kinds:
+        return
+    whole = float not in kinds
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (whole and not isinstance(value, int)):
+        raise ConfigError(f"trainer.{name} must be {'a whole number' if whole else 'a number'}, got {value!r}")
+    if isinstance(value, float) and math.isnan(value):
+        raise ConfigError(f"trainer.{name} must be a number, got NaN")
+    low = _AT_LEAST.get(name)
+    if low is not None and value < low:
+        raise ConfigError(f"trainer.{name} must be at least {low:g}, got {value!r}{_WHY.get(name, '')}")
+    if name in _ABOVE_ZERO and value <= 0:
+        raise ConfigError(f"trainer.{name} must be above 0, got {value!r}")
+
+
 def _cuda() -> bool:
     import torch
 
@@ -101,6 +155,7 @@ def build_trainer_args(
             continue
         with problems.check():
             settings[name] = coerce(name, value, fields[name].type)
+            check_number(name, settings[name], fields[name].type)
     if "reward_weights" in settings and reward_weights is not None:
         problems.add("give reward weights on the rewards (weight: ...) or as reward_weights, not in trainer:")
     if reward_weights is not None and any(w != 1.0 for w in reward_weights):
@@ -118,8 +173,8 @@ def build_trainer_args(
     cls = {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
     try:
         args = cls(**settings)
-    except (ValueError, TypeError) as exc:
-        raise ConfigError(f"TRL rejects the trainer settings: {exc}") from None
+    except Exception as exc:  # TRL's checks raise ValueError, TypeError, even ZeroDivisionError: all are config errors
+        raise ConfigError(f"TRL rejects the trainer settings: {type(exc).__name__}: {exc}") from None
     with problems.check():
         _check_batch(args)
     with problems.check():

@@ -1,0 +1,415 @@
+"""Adversarial texts and time-growth measurement, for checking that a reward runs in linear time.
+
+Under RL the policy searches for whatever scores, so every completion is
+adversarial input. A reward whose time grows faster than its input (a
+backtracking regex over a run of newlines, a search for a closing tag repeated
+after every unclosed opening one) stalls a training step on one degenerate
+sample. This module generates the hostile families such samples come from
+and measures how a reward's time grows with their size:
+
+* :data:`FAMILIES`: runs of one character, repeated (unclosed) tags and
+  markers, deep nesting, and random mixes, each at any size;
+* :func:`measure_growth`: the time of one call at 10 KB, 100 KB and 1 MB,
+  giving up on a size (and extrapolating) when the growth seen so far
+  predicts more than a budget;
+* :func:`fuzz_targets`: every registered reward (built with its defaults, or
+  the settings in :data:`FUZZ_SETTINGS`) and the judge verdict parser, each
+  as a function of one completion text; rewards that need a network endpoint
+  or a model are listed with the reason they are skipped;
+* :data:`SAMPLE_VALUES`: a value for each dataset column a reward may
+  require, so that a reward is called with a row like a real one.
+
+The rule the fuzz test enforces (``tests/test_adversarial.py``): on every
+family, 10x the size costs at most about 15x the time, and 1 MB takes at most
+3 seconds.
+
+>>> [f.name for f in FAMILIES][:3]
+['run:\\\\n', 'run:space', 'run:a']
+>>> len(family("repeat:<think>").text(1000))
+1000
+>>> growth = measure_growth(len, family("run:a"), sizes=(1000, 10_000))
+>>> growth.problems()
+[]
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from rewardsmith.core.errors import RewardConfigError, RewardsmithError
+
+__all__ = [
+    "FAMILIES",
+    "FUZZ_SETTINGS",
+    "SAMPLE_VALUES",
+    "SKIPPED",
+    "Family",
+    "FuzzTarget",
+    "Growth",
+    "MissingSampleValue",
+    "family",
+    "fuzz_targets",
+    "measure_growth",
+    "sample_columns",
+]
+
+KB, MB = 1_000, 1_000_000
+SIZES = (10 * KB, 100 * KB, MB)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of adversarial texts: ``text(n)`` is its member of exactly ``n`` characters."""
+
+    name: str
+    build: Callable[[int], str] = field(repr=False, compare=False)
+
+    def text(self, n: int) -> str:
+        """The member of ``n`` characters (cached: the same text for every reward)."""
+        return _text_of(self, n)
+
+
+@lru_cache(maxsize=16)
+def _text_of(fam: Family, n: int) -> str:
+    text = fam.build(n)
+    return (text + " " * n)[:n] if len(text) < n else text[:n]
+
+
+def _run(unit: str) -> Callable[[int], str]:
+    return lambda n: unit * (n // len(unit) + 1)
+
+
+def _nested(opening: str, middle: str, closing: str) -> Callable[[int], str]:
+    def build(n: int) -> str:
+        k = max(1, (n - len(middle)) // (len(opening) + len(closing)))
+        return opening * k + middle + closing * k
+
+    return build
+
+
+def _random(alphabet: Sequence[str], seed: int) -> Callable[[int], str]:
+    def build(n: int) -> str:
+        rng = random.Random(seed)
+        out: list[str] = []
+        size = 0
+        while size < n:
+            piece = rng.choice(alphabet)
+            out.append(piece)
+            size += len(piece)
+        return "".join(out)
+
+    return build
+
+
+def _label(unit: str) -> str:
+    return {" ": "space", "\t": "\\t", "\n": "\\n", "\r\n": "\\r\\n"}.get(unit, unit.encode("unicode_escape").decode())
+
+
+#: Single characters repeated: what a degenerate sample looks like.
+_RUNS = (
+    "\n", " ", "a", "9", "{", "}", "(", "[", "\\", "$", "#", "`", "<", ">", ".", "-", "*", "_", "\t", ",", "/",
+    "^", ":", '"', "=", "|", "'", "\u200b", "\u3164", "\u0301",
+)  # fmt: skip
+
+#: Tags, markers and fragments repeated, mostly unclosed: each one a place where a pattern may start and fail late.
+_REPEATS = (
+    "<think>", "</think>", "<answer>", "</answer>", "<tool_call>", "</tool_call>", "<code>", "```", "```python\n",
+    "```json\n", "\\boxed{", "\\boxed ", "\\fbox{", "\\frac{", "\\text{", "\\overline{", "\\left(", "\\(", "$$",
+    "####", "#### 1\n", "A:\n", "\nA", "\n A :", "Answer:", "answer is ", "The answer is 1 or ", "Final Answer: ",
+    "Step 1:", "1. ", "- ", "First, ", "Then ", "Score:", "score: 1", "**Score", "{\"score\": ", "{\"a\": ",
+    "[1, ", "9^{", "1/", "1.", "1,", "1,000,", "1 ", "-1 ", "0.", "<prompt>", "< response", "<think>x</think>",
+    "<answer>1</answer>", "\\boxed{1}", "<tool_call>{}</tool_call>", "```\nx\n```\n", "\n \n", " \n", "\r\n",
+    "\n\t", "a\u200b", "the ", "go go ", "import os\n", "__class__.", "def f(:\n", "x = (",
+)  # fmt: skip
+
+#: Deep nesting: an opening repeated, a middle, the closing repeated as often.
+_NESTED = (
+    ("(", "1", ")"), ("{", "1", "}"), ("[", "1", "]"), ("\\boxed{", "1", "}"), ("<think>", "x", "</think>"),
+    ("<answer>", "1", "</answer>"), ('{"a":', "1", "}"), ("\\frac{1}{", "2", "}"), ("9^{", "9", "}"),
+    ("<code>", "x", "</code>"), ("\\left(", "1", "\\right)"), ("((", "1", "))"), ("[[", "1", "]]"),
+)  # fmt: skip
+
+_TOKENS = (
+    "<think>", "</think>", "<answer>", "</answer>", "<tool_call>", "</tool_call>", "\\boxed{", "}", "{", "####",
+    "```", "\n", " ", "1", "18", ",", ".", "/", "Answer:", "Step 1:", "Score: 7", '{"score": 7}', "$", "\\frac",
+    "(", ")", "=", "\u200b",
+)  # fmt: skip
+
+#: Every family, in a fixed order.
+FAMILIES: tuple[Family, ...] = (
+    *(Family(f"run:{_label(u)}", _run(u)) for u in _RUNS),
+    *(Family(f"repeat:{_label(u)}", _run(u)) for u in _REPEATS),
+    *(Family(f"nested:{_label(o)}", _nested(o, m, c)) for o, m, c in _NESTED),
+    Family("random:printable", _random([chr(c) for c in range(32, 127)] + ["\n"], 1)),
+    Family("random:tokens", _random(_TOKENS, 2)),
+    Family("random:unicode", _random([chr(c) for c in range(0x20, 0x3000, 7)] + ["\u200b", "\u0301", "\n"], 3)),
+)
+
+_BY_NAME = {f.name: f for f in FAMILIES}
+
+
+def family(name: str) -> Family:
+    """The family called ``name`` (see :data:`FAMILIES`)."""
+    return _BY_NAME[name]
+
+
+# -- timing ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Growth:
+    """How one call's time grew over the sizes of one family.
+
+    ``seconds[size]`` is the best of the repeats, or ``None`` where the size was
+    not run because the growth seen so far predicted more than the budget;
+    ``estimate[size]`` is then that prediction.
+    """
+
+    family: str
+    seconds: dict[int, float | None] = field(default_factory=dict)
+    estimate: dict[int, float] = field(default_factory=dict)
+
+    def time(self, size: int) -> float | None:
+        """The measured time at ``size``, else the estimate, else ``None``."""
+        measured = self.seconds.get(size)
+        return measured if measured is not None else self.estimate.get(size)
+
+    @property
+    def largest(self) -> tuple[int, float]:
+        """The largest size reached (measured or estimated) and its time."""
+        size = max(s for s in self.seconds if self.time(s) is not None)
+        return size, self.time(size)  # type: ignore[return-value]
+
+    def ratios(self, floor: float = 5e-3) -> list[tuple[int, int, float]]:
+        """``(small, large, time ratio scaled to a 10x size step)`` for each step.
+
+        Times below ``floor`` count as ``floor``: timer noise on sub-millisecond calls is not growth.
+        """
+        sizes = sorted(s for s in self.seconds if self.time(s) is not None)
+        out = []
+        for small, large in itertools.pairwise(sizes):
+            step = math.log10(large / small)
+            ratio = max(self.time(large), floor) / max(self.time(small), floor)  # type: ignore[arg-type]
+            out.append((small, large, ratio ** (1 / step) if step else ratio))
+        return out
+
+    def problems(self, max_ratio: float = 15.0, seconds_per_mb: float = 3.0, floor: float = 5e-3) -> list[str]:
+        """What breaks the rule: growth above ``max_ratio`` per 10x size, or more than ``seconds_per_mb`` per MB."""
+        found = []
+        for small, large, ratio in self.ratios(floor):
+            if ratio > max_ratio:
+                found.append(f"{self.family}: {ratio:.0f}x time for 10x size ({_size(small)} -> {_size(large)})")
+        for size in self.seconds:
+            seconds = self.time(size)
+            if seconds is not None and seconds > max(seconds_per_mb * size / MB, floor * 10):
+                how = "measured" if self.seconds[size] is not None else "extrapolated"
+                found.append(f"{self.family}: {seconds:.3g} s at {_size(size)} ({how})")
+        return found
+
+    def describe(self) -> str:
+        """The times as ``10 KB 0.001 s, 100 KB ~12 s (extrapolated), ...``."""
+        parts = []
+        for size in sorted(self.seconds):
+            measured = self.seconds[size]
+            if measured is not None:
+                parts.append(f"{_size(size)} {measured:.4f} s")
+            elif size in self.estimate:
+                parts.append(f"{_size(size)} ~{self.estimate[size]:.3g} s (extrapolated)")
+        return ", ".join(parts)
+
+
+def _size(n: int) -> str:
+    return f"{n // MB} MB" if n >= MB else f"{n // KB} KB"
+
+
+def _best_of(call: Callable[[str], Any], text: str, repeats: int) -> float:
+    best = math.inf
+    for _ in range(max(1, repeats)):
+        start = time.perf_counter()
+        call(text)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure_growth(
+    call: Callable[[str], Any],
+    fam: Family,
+    sizes: Sequence[int] = SIZES,
+    *,
+    repeats: int | Sequence[int] = 1,
+    give_up: float = 10.0,
+) -> Growth:
+    """Time ``call(text)`` on ``fam``'s member of each size (best of ``repeats``), smallest first.
+
+    A size is not run when the growth seen so far (quadratic before there
+    is a step to go by) predicts more than ``give_up`` seconds for it; its
+    time is then extrapolated, and so are the larger sizes'.
+
+    >>> g = measure_growth(lambda text: text.count("a"), family("run:a"), sizes=(1000, 10_000), repeats=3)
+    >>> sorted(g.seconds), g.problems()
+    ([1000, 10000], [])
+    """
+    counts = [repeats] * len(sizes) if isinstance(repeats, int) else list(repeats)
+    growth = Growth(fam.name)
+    previous: tuple[int, float] | None = None
+    exponent = 2.0
+    for size, count in zip(sizes, counts):
+        if previous is not None:
+            predicted = max(previous[1], 1e-6) * (size / previous[0]) ** exponent
+            if predicted > give_up:
+                growth.seconds[size] = None
+                growth.estimate[size] = predicted
+                previous = (size, predicted)
+                continue
+        seconds = _best_of(call, fam.text(size), count)
+        growth.seconds[size] = seconds
+        if previous is not None and previous[1] > 1e-3 and seconds > 1e-3:
+            exponent = max(1.0, math.log(seconds / previous[1]) / math.log(size / previous[0]))
+        previous = (size, seconds)
+    return growth
+
+
+# -- what is fuzzed ------------------------------------------------------------------------------------------
+
+PROMPT = "Natalia sold 9 clips a day for 2 days. How many clips did she sell? Think, then answer."
+
+#: A sample value for every dataset column a reward may require, keyed by column name. A reward that requires a
+#: column missing here cannot be fuzzed: add a realistic value for it.
+SAMPLE_VALUES: dict[str, Any] = {
+    "answer": "18",
+    "solution": "She sold 9 * 2 = 18 clips.\n\\boxed{18}",
+    "reference": "18",
+    "ground_truth": "18",
+    "correct": True,
+    "task": "math",
+    "question": PROMPT,
+    "nums": [4, 8, 2, 1],
+    "target": 15,
+    "schema": {"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"]},
+    "tool_calls": [{"name": "calculator", "arguments": {"expression": "9 * 2"}}],
+    # code execution (MBPP, HumanEval, APPS)
+    "test_list": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"],
+    "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
+    "entry_point": "add",
+    "input_output": '{"inputs": ["1 2\\n"], "outputs": ["3\\n"]}',
+    # instruction following (IFEval)
+    "instruction_id_list": ["punctuation:no_comma", "length_constraints:number_words"],
+    "kwargs": [{}, {"relation": "at least", "num_words": 5}],
+}
+
+#: Settings for rewards that cannot be built with their defaults alone.
+FUZZ_SETTINGS: dict[str, dict[str, Any]] = {
+    "length": {"target": 200, "unit": "chars"},
+}
+
+#: Registered rewards that are not fuzzed, and why. Judges (a chat endpoint) and local-model rewards are
+#: recognised by their class; this lists the others.
+SKIPPED: dict[str, str] = {
+    "remote": "scores on a rewardsmith serve server (a network endpoint); the served rewards are fuzzed themselves",
+}
+
+
+class MissingSampleValue(RewardsmithError, KeyError):
+    """A reward requires a column that :data:`SAMPLE_VALUES` has no value for."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def sample_columns(reward: Any) -> dict[str, list[Any]]:
+    """One row of columns for ``reward``: a sample value for each column it requires.
+
+    >>> from rewardsmith import get_reward
+    >>> sample_columns(get_reward("countdown"))
+    {'nums': [[4, 8, 2, 1]], 'target': [15]}
+    """
+    columns: dict[str, list[Any]] = {}
+    for name in reward.required_columns:
+        if name not in SAMPLE_VALUES:
+            raise MissingSampleValue(
+                f"reward {reward.name!r} requires the column {name!r}, which has no sample value: add a realistic "
+                f"one to SAMPLE_VALUES in rewardsmith/check/adversarial.py"
+            )
+        columns[name] = [SAMPLE_VALUES[name]]
+    return columns
+
+
+@dataclass
+class FuzzTarget:
+    """One thing to fuzz: ``call(text)`` scores one completion; ``skip`` says why it is not fuzzed (else ``None``)."""
+
+    name: str
+    call: Callable[[str], Any] | None
+    skip: str | None = None
+    reward: Any = None
+
+
+def _skip_reason(name: str, target: Any) -> str | None:
+    if name in SKIPPED:
+        return SKIPPED[name]
+    from rewardsmith.judges.base import ChatJudge
+    from rewardsmith.judges.local_model import LocalModelReward
+
+    cls = target if isinstance(target, type) else type(target)
+    if issubclass(cls, ChatJudge):
+        return "asks a chat endpoint (network); the verdict parser it reads the answers with is fuzzed"
+    if issubclass(cls, LocalModelReward):
+        return "runs a model from a folder or the Hub; its cost is the model's, not the text's"
+    return None
+
+
+def _reward_call(reward: Any) -> Callable[[str], Any]:
+    columns = sample_columns(reward)
+
+    def call(text: str) -> Any:
+        ids = list(range(len(text) // 4 + 1))
+        return reward(prompts=[PROMPT], completions=[text], completion_ids=[ids], **columns)
+
+    return call
+
+
+def _verdict_call(text: str) -> Any:
+    from rewardsmith.judges.verdict import parse_verdict
+
+    return parse_verdict(text)
+
+
+def fuzz_targets(names: Iterable[str] | None = None) -> list[FuzzTarget]:
+    """Every registered reward (one per registered object: aliases are skipped) and the judge verdict parser.
+
+    A reward that cannot be built with its defaults and :data:`FUZZ_SETTINGS`,
+    or that requires a column without a sample value, raises a clear error:
+    the fuzz test must not silently leave it out.
+
+    >>> [t.name for t in fuzz_targets(["think_format"])]
+    ['think_format']
+    """
+    from rewardsmith.core.registry import get_reward, list_rewards, registered_target
+
+    described = list_rewards()
+    chosen = [n for n in described if not described[n].startswith("alias of")] if names is None else list(names)
+    out: list[FuzzTarget] = []
+    for name in chosen:
+        target = registered_target(name)
+        reason = _skip_reason(name, target)
+        if reason is not None:
+            out.append(FuzzTarget(name, None, reason))
+            continue
+        try:
+            reward = get_reward(name, **FUZZ_SETTINGS.get(name, {}))
+        except RewardConfigError as exc:
+            raise RewardConfigError(
+                f"the reward {name!r} cannot be built for fuzzing ({exc}); add the settings it needs to FUZZ_SETTINGS "
+                "in rewardsmith/check/adversarial.py, or a reason to SKIPPED if it needs a network endpoint or a model"
+            ) from exc
+        out.append(FuzzTarget(name, _reward_call(reward), reward=reward))
+    if names is None:
+        out.append(FuzzTarget("judge verdict parser", _verdict_call))
+    return out

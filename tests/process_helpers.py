@@ -1,0 +1,30 @@
+"""Looking at the process table from tests: whether a process still runs, and waiting for processes to end."""
+
+from __future__ import annotations
+
+import os
+import time
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie is dead for our purposes)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return True
+
+
+def wait_gone(pids, seconds: float = 5.0) -> list[int]:
+    """Wait up to ``seconds`` for every process in ``pids`` to end; those still running."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        running = [p for p in pids if alive(p)]
+        if not running:
+            return []
+        time.sleep(0.05)
+    return [p for p in pids if alive(p)]

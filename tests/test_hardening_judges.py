@@ -1,0 +1,117 @@
+"""Judges against hostile servers: answers that are expensive to read, answers that never finish, answers that
+echo the API key. Real HTTP servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+import urllib.parse
+
+import pytest
+
+from rewardsmith.http.testing import LocalChatServer, Reply
+from rewardsmith.judges import LLMJudge, parse_verdict
+
+SECRET = "sk-live-9c8b7a6f5e4d3c2b1a"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["x" + "\n" * 200_000 + "x", "\n" * 100_000 + "Score: 7", "{" * 200_000, "[" * 200_000, '{"score": ' * 50_000,
+     '{"a": ' * 50_000 + "1" + "}" * 50_000, " " * 200_000 + "Score:", "Score: " * 50_000, "```\n" + " " * 200_000],
+    ids=["newlines", "newlines-then-score", "braces", "brackets", "score-keys", "nested", "spaces", "score-words",
+         "fence-spaces"],
+)  # fmt: skip
+def test_the_verdict_parser_is_linear_and_never_raises(answer):
+    start = time.perf_counter()
+    verdict = parse_verdict(answer)
+    assert time.perf_counter() - start < 0.5  # 'x' + 20,000 newlines + 'x' took 39 s before
+    assert verdict.score is None or 0.0 <= verdict.score <= 1.0
+
+
+def test_the_verdict_parser_still_reads_verdicts():
+    assert parse_verdict("Fine work.\n**Score:** 7.").raw == 7.0
+    assert parse_verdict('Reasoning {x}.\n{"reason": "ok", "score": 9}').raw == 9.0
+    assert parse_verdict('```json\n{"score": 3}\n```').raw == 3.0
+    assert parse_verdict('{"verdict": {"score": 4}} trailing').raw == 4.0
+    assert parse_verdict("Score: 8/10").raw == 8.0 and parse_verdict("Score: 8/5").score is None
+
+
+def _judge(server, **settings):
+    defaults = dict(base_url=server.base_url, model="m", api_key_env=None, cache=None, backoff=0.01, max_backoff=0.05)
+    return LLMJudge(**{**defaults, **settings})
+
+
+def test_an_answer_that_is_expensive_to_read_does_not_hold_the_judge_past_its_timeout():
+    flood = "x" + "\n" * 400_000 + "x"
+    with LocalChatServer(lambda request: flood) as server:
+        judge = _judge(server, timeout=5.0)
+        start = time.perf_counter()
+        results = judge.explain(completions=["a", "b", "c"])
+        elapsed = time.perf_counter() - start
+    assert [r.score for r in results] == [None, None, None]
+    assert "no verdict" in results[0].error
+    assert elapsed < 5.0  # a whole call took 14-18 s with timeout=5 before
+
+
+def test_a_server_that_trickles_its_answer_times_out_within_the_request_timeout():
+    with LocalChatServer(lambda request: Reply(content="Score: 7", trickle=0.3)) as server:
+        judge = _judge(server, request_timeout=1.0, max_retries=1)
+        start = time.perf_counter()
+        [result] = judge.explain(completions=["a"])
+        elapsed = time.perf_counter() - start
+    assert result.score is None and "within" in result.error
+    assert elapsed < 2 * 1.0 + 2.0  # two attempts of one second each (it hung for ever before)
+
+
+def _echo(request) -> str:
+    """A careless server: its verdict quotes the request's credentials in several encodings."""
+    auth = request.headers.get("Authorization", "")
+    key = auth.removeprefix("Bearer ")
+    encoded = base64.b64encode(f"user:{key}".encode()).decode()
+    return (
+        f"You sent {auth!r} ({auth.upper()}, {key.lower()}, Basic {encoded}, {urllib.parse.quote(key)}, "
+        f"{key.encode().hex()}).\nScore: 7"
+    )
+
+
+def _leaks(text: str) -> list[str]:
+    forms = {
+        "as sent": SECRET,
+        "upper case": SECRET.upper(),
+        "base64 core": base64.b64encode(b"user:" + SECRET.encode()).decode()[8:-4],
+        "hex": SECRET.encode().hex(),
+    }
+    return [name for name, form in forms.items() if form.lower() in text.lower()]
+
+
+def test_an_echoed_key_is_redacted_from_everything_stored_or_shown(tmp_path, monkeypatch, caplog):
+    from rewardsmith.evaluation import evaluate
+
+    monkeypatch.setenv("ECHO_JUDGE_KEY", SECRET)
+    cache = tmp_path / "judges.sqlite"
+    rows = [{"question": f"q{i}", "answer": "#### 4", "reply": f"reply {i}"} for i in range(3)]
+    judge = {"name": "llm_judge", "kwargs": {"model": "m", "api_key_env": "ECHO_JUDGE_KEY", "cache": str(cache)}}
+    with LocalChatServer(_echo) as server, caplog.at_level(logging.DEBUG):
+        judge["kwargs"]["base_url"] = server.base_url
+        report = evaluate(
+            rows, [judge], tmp_path / "out", converter="gsm8k", completions_column="reply", progress=False
+        )
+        assert server.requests[0].headers["Authorization"] == f"Bearer {SECRET}"
+        again = evaluate(  # from the cache this time
+            rows, [judge], tmp_path / "again", converter="gsm8k", completions_column="reply", progress=False
+        )
+    assert report.mean("llm_judge") == pytest.approx(2 / 3) and again.mean("llm_judge") == pytest.approx(2 / 3)
+    reasons = [row["rewards"]["llm_judge"]["reason"] for row in report.rows()]
+    assert all("***" in reason for reason in reasons)
+    stored = {
+        "cache": cache.read_bytes().decode("utf-8", "replace"),
+        "logs": caplog.text,
+        **{f"{folder}/{name}": (tmp_path / folder / name).read_text() for folder in ("out", "again")
+           for name in ("results.jsonl", "summary.json", "report.html", "job.json")},
+    }  # fmt: skip
+    leaked = {where: _leaks(text) for where, text in stored.items() if _leaks(text)}
+    assert not leaked, leaked
+    json.loads(stored["out/summary.json"])
