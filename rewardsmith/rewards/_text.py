@@ -28,6 +28,7 @@ __all__ = [
     "count_tag",
     "fenced_blocks",
     "find_tags",
+    "iter_tags",
     "fold_word",
     "has_content",
     "paired_blocks",
@@ -188,17 +189,27 @@ def find_tags(text: str, names: tuple[str, ...], limit: int | None = None) -> li
     >>> len(find_tags("<think>" * 1000, ("think",), limit=4))
     5
     """
+    out = []
+    for tag in iter_tags(text, names):
+        out.append(tag)
+        if limit is not None and len(out) > limit:
+            break
+    return out
+
+
+def iter_tags(text: str, names: tuple[str, ...]) -> Iterator[Tag]:
+    """The tags :func:`find_tags` finds, one at a time, so that a caller can stop at the first one it rejects.
+
+    >>> next(iter_tags("x <Think> y", ("think",))).start
+    2
+    """
     cached = _PATTERNS.get(names)
     if cached is None:
         cached = _PATTERNS[names] = (_tag_pattern(names), {n.lower(): n for n in names})
     pattern, canonical = cached
-    out = []
     for m in pattern.finditer(text):
         slash, name = m.groups()
-        out.append(Tag(canonical.get(name) or canonical[name.lower()], slash == "/", m.start(), m.end()))
-        if limit is not None and len(out) > limit:
-            break
-    return out
+        yield Tag(canonical.get(name) or canonical[name.lower()], slash == "/", m.start(), m.end())
 
 
 def count_tag(text: str, name: str, closing: bool) -> int:
@@ -225,7 +236,7 @@ def tag_blocks(text: str, name: str, limit: int | None = None) -> list[str] | No
     """
     blocks = []
     open_at: int | None = None
-    for tag in find_tags(text, (name,)):
+    for tag in iter_tags(text, (name,)):  # one at a time: a repeated or stray tag ends the scan where it is
         if not tag.closing:
             if open_at is not None:
                 return None  # nested or repeated opening
