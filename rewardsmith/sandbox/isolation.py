@@ -88,11 +88,19 @@ def interpreter_candidates(setting: str | None = None) -> list[str]:
         return [os.path.realpath(found)]
     out: list[str] = []
     for path in (sys.executable, "/usr/bin/python3", shutil.which("python3") or ""):
-        if path and os.path.exists(path):
-            real = os.path.realpath(path)
-            if real not in out:
-                out.append(real)
+        real = os.path.realpath(path) if path else ""
+        if real and real not in out and _is_binary(real):
+            out.append(real)
     return out
+
+
+def _is_binary(path: str) -> bool:
+    """Whether ``path`` is an executable file (not a shell-script shim, as pyenv's are)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 def _system_binds() -> list[str]:

@@ -73,7 +73,9 @@ class LocalBackend(Backend):
     bubblewrap executable; default ``$REWARDSMITH_BWRAP`` or ``bwrap`` on
     ``PATH``); ``python`` (the interpreter the sandbox uses; default this one,
     else the system's); ``tools`` (commands per language, e.g.
-    ``{"cpp": "clang++"}``); ``binds`` (more host folders to show read-only).
+    ``{"cpp": "clang++"}``); ``binds`` (more host folders to show read-only);
+    ``prestart`` (start the next sandbox while a program runs, so that it is
+    ready when the next one comes; each program still gets a sandbox of its own).
     """
 
     isolation: str = "auto"
@@ -81,6 +83,7 @@ class LocalBackend(Backend):
     python: str | None = None
     tools: Mapping[str, str] = field(default_factory=dict)
     binds: tuple[str, ...] = ()
+    prestart: bool = True
 
     def isolation_info(self) -> Isolation:
         """How programs run here (probed once per process)."""
@@ -128,6 +131,7 @@ class LocalBackend(Backend):
             binds=(*self.binds, *(tool.folders if tool else ())),
             stop=on_record,
             output_limit=len(steps) * (2 * limits.output_bytes + 65536) + (1 << 20),
+            prestart=self.prestart,
         )
         _failed(launch)
         execution = execution_from_records(launch.records, len(steps), compiled)
@@ -153,6 +157,7 @@ class LocalBackend(Backend):
             wall=load_timeout + budget + _SLACK,
             binds=self.binds,
             output_limit=suite.size * 8192 + 4 * limits.output_bytes + (1 << 20),
+            prestart=self.prestart,
         )
         _failed(launch)
         missing = {

@@ -134,6 +134,8 @@ def _detect(isolation: str, bwrap: str | None, python: str | None) -> Isolation:
     if isolation != "limits":
         if bwrap is None:
             problems.append("bubblewrap (bwrap) is not installed")
+        elif not os.access(bwrap, os.X_OK):
+            problems.append(f"bubblewrap was not found at {bwrap}")
         else:
             for candidate, prefix in prefixes.items():
                 try:

@@ -104,6 +104,8 @@ class TestStep:
     """One step of a suite: ``code`` to run; an ``assert a == b`` also as ``left``/``right`` expressions (so a
     failure shows both values); ``test=False`` for a step that is not a test (it prepares later ones)."""
 
+    __test__ = False  # not a pytest test class
+
     code: str
     left: str | None = None
     right: str | None = None
@@ -137,6 +139,8 @@ class Suite:
 @dataclass
 class TestOutcome:
     """The verdict of one test: passed or not, why, and for ``a == b`` both values."""
+
+    __test__ = False  # not a pytest test class
 
     passed: bool
     error: str = ""

@@ -61,8 +61,8 @@ def _answer(state: dict, message: dict) -> object:
         apply_limits(message.get("limits") or {})
         found = _load(message["source"], message["filename"], message["want"])
         return {"$d": [[name, encode_value(value, state["keep"])] for name, value in found.items()]}
-    args = decode_value(message.get("args", []), lambda ident, _type: refs[ident])
-    kwargs = decode_value(message.get("kwargs", {"$d": []}), lambda ident, _type: refs[ident])
+    args = decode_value(message.get("args", []), lambda ident, _type: refs[ident], functions=True)
+    kwargs = decode_value(message.get("kwargs", {"$d": []}), lambda ident, _type: refs[ident], functions=True)
     return encode_value(_OPS[op](*args, **kwargs), state["keep"])
 
 
