@@ -17,7 +17,7 @@ from typing import Any
 
 from rewardsmith.core.errors import DatasetError
 from rewardsmith.data.converters import Converter, cell_text, short_repr
-from rewardsmith.rewards.code_formats import TestFormatError, parse_tests
+from rewardsmith.rewards.code_formats import TestFormatError, parse_python, parse_tests
 
 __all__ = ["APPS", "MBPP", "CodeContests", "HumanEval", "defined_names"]
 
@@ -29,7 +29,7 @@ def defined_names(code: str) -> list[str]:
     ['f', 'C']
     """
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except (SyntaxError, ValueError):
         return []
     return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
@@ -93,7 +93,7 @@ class MBPP(Converter):
         used = set()
         for text in asserts:
             try:
-                used |= {n.id for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Name)}
+                used |= {n.id for n in ast.walk(parse_python(text)) if isinstance(n, ast.Name)}
             except (SyntaxError, ValueError):
                 raise DatasetError(f"an assert is not valid Python: {short_repr(text)}") from None
         code = row.get(self.code_key)

@@ -24,6 +24,7 @@ import ast
 import builtins
 import functools
 import json
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ __all__ = [
     "call_suite",
     "count_tests",
     "humaneval_suite",
+    "parse_python",
     "parse_tests",
 ]
 
@@ -191,9 +193,16 @@ def parse_tests(value: Any, setup: str | None = None, entry_point: str | None = 
     raise TestFormatError(f"tests must be JSON text, a dict or a list of asserts, got {type(value).__name__}")
 
 
+def parse_python(code: str) -> ast.Module:
+    """``ast.parse`` without the warnings a dataset's old code gives (invalid escapes in strings)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)
+
+
 def _syntax(code: str, what: str) -> ast.Module:
     try:
-        return ast.parse(code)
+        return parse_python(code)
     except (SyntaxError, ValueError, RecursionError) as exc:
         raise TestFormatError(f"the {what} is not valid Python: {exc}") from None
 
@@ -225,9 +234,17 @@ def _names(trees: Sequence[ast.AST]) -> tuple[set[str], set[str]]:
     return read, bound
 
 
-def _called_first(tree: ast.Module) -> str | None:
-    """The function called on the left of the first ``assert f(...) == ...``."""
-    for stmt in tree.body:
+def _builtin_entry(trees: Sequence[ast.Module]) -> str | None:
+    """The function under test when it has a builtin's name (MBPP task 126 defines ``sum``).
+
+    That is the function the first ``assert f(...) == ...`` calls, when the
+    tests call no function that is not a builtin (otherwise that one is under
+    test, and ``set(f(x))`` must use the real ``set``).
+    """
+    called = {n.func.id for t in trees for n in ast.walk(t) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    if not trees or called - _BUILTINS:
+        return None
+    for stmt in trees[0].body:
         if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare):
             left = stmt.test.left
             if isinstance(left, ast.Call) and isinstance(left.func, ast.Name):
@@ -240,7 +257,7 @@ def assert_suite(tests: AssertTests) -> Suite:
     """The suite of assert tests: each statement a test; the names the tests read from the program bound.
 
     A name the tests read that is a builtin is taken from the program only when
-    it is an entry point (given, or the function the first assert calls), so a
+    it is an entry point (given, or found by :func:`_builtin_entry`), so a
     program cannot replace ``set`` or ``sorted`` in the tests' own expressions.
 
     >>> suite = assert_suite(AssertTests(("assert add(1, 2) == 3", "assert sorted(add([1], [0])) == [0, 1]")))
@@ -251,8 +268,8 @@ def assert_suite(tests: AssertTests) -> Suite:
     trees = [_syntax(text, "test") for text in tests.asserts]
     read, bound = _names([setup_tree, *trees])
     entry = set(tests.entry_points)
-    if not entry and trees and (first := _called_first(trees[0])) is not None:
-        entry.add(first)
+    if not entry and (builtin := _builtin_entry(trees)) is not None:
+        entry.add(builtin)
     wanted = sorted(n for n in read - bound if n not in _BUILTINS or n in entry)
     steps = [_step(t.body[0], True) if len(t.body) == 1 else TestStep(text) for t, text in zip(trees, tests.asserts)]
     return Suite(bind={name: name for name in wanted}, setup=tests.setup, tests=tuple(steps))

@@ -66,9 +66,10 @@ class CodeTests(Reward):
     ``backend_settings`` (e.g. ``{"url": ...}``); ``isolation`` (``auto``,
     ``require``, ``limits``: the local backend's); ``tests_column``.
 
-    Columns: ``tests`` (or ``input_output``, ``test_list``, ``test``), and when
-    present ``test_setup_code`` and ``entry_point``. Range: [0, 1]; ``None``
-    when the row has no tests (and when the sandbox itself fails).
+    Columns: ``tests`` (or ``input_output``, ``test_list``, ``test``); raw
+    MBPP rows' ``test_setup_code`` and raw HumanEval rows' ``entry_point`` (with
+    the plain-text prompt as the stub) are read when present. Range: [0, 1];
+    ``None`` when the row has no tests (and when the sandbox itself fails).
 
     >>> r = CodeTests(workers=1)
     >>> tests = '{"format": "assert", "asserts": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]}'
@@ -130,20 +131,10 @@ class CodeTests(Reward):
         return Limits(timeout=self.test_timeout, memory_mb=self.memory_mb, output_bytes=self.max_output_bytes)
 
     def inputs(self) -> dict[str, Input]:
-        return {
-            "tests": Column(self.tests_column, "input_output", "test_list", "test"),
-            "setup": Column("test_setup_code", required=False),
-            "entry_point": Column("entry_point", required=False),
-        }
+        return {"tests": Column(self.tests_column, "input_output", "test_list", "test")}
 
-    def score(
-        self,
-        completion: str,
-        tests: Any,
-        setup: str | None = None,
-        entry_point: str | None = None,
-        prompt: str | None = None,
-    ) -> RewardResult:
+    def score(self, completion: str, tests: Any, prompt: str | None = None, **columns: Any) -> RewardResult:
+        setup, entry_point = columns.get("test_setup_code"), columns.get("entry_point")  # raw MBPP and HumanEval rows
         parsed = parse_tests(
             tests,
             setup if isinstance(setup, str) else None,
@@ -172,9 +163,9 @@ class CodeTests(Reward):
             compile_timeout=self.compile_timeout,
             max_seconds=self.max_seconds,
         )
-        return self._result(verdict)
+        return self._verdict_result(verdict)
 
-    def _result(self, verdict: Verdict) -> RewardResult:
+    def _verdict_result(self, verdict: Verdict) -> RewardResult:
         total, passed = verdict.total, verdict.count
         if total == 0:
             return RewardResult(None, "this row has no tests")

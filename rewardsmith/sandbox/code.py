@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -61,7 +62,10 @@ def runner_source() -> str:
     parts = ["from __future__ import annotations"]
     for name in _ORDER:
         parts += _without_local_imports((_INSIDE / f"{name}.py").read_text(encoding="utf-8"))
-    return "\n".join(parts) + "\n"
+    source = "\n".join(parts) + "\n"
+    if re.search(r"^\s*(from|import) rewardsmith", source, re.MULTILINE):
+        raise SandboxError("the sandbox runner's modules may import each other only at their top level")
+    return source
 
 
 def compiled_runner(python: str) -> bytes:

@@ -18,6 +18,7 @@ way (:func:`pump`).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import resource
 import select
@@ -76,11 +77,9 @@ def spawn(target, fds: tuple, limits: dict, *, cwd: str | None = None, env: dict
     try:
         if group and os.getpid() != 1:
             os.setpgid(0, 0)
-        for number, fd in enumerate(fds):
-            if fd != number:
-                os.dup2(fd, number)
-            else:
-                os.set_inheritable(fd, True)
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, len(fds)) for fd in fds]  # out of the way of the targets first
+        for number, fd in enumerate(moved):
+            os.dup2(fd, number)
         os.closerange(len(fds), 1 << 20)
         if cwd is not None:
             os.chdir(cwd)

@@ -43,6 +43,7 @@ from rewardsmith.sandbox.inside.procs import (
 )
 from rewardsmith.sandbox.inside.suite import run_suite
 from rewardsmith.sandbox.inside.wire import dumps, loads
+from rewardsmith.sandbox.inside.worker import worker_main
 
 
 def boot_source(length: int, fd: int = 0) -> str:
@@ -205,8 +206,6 @@ def _read_job() -> dict:
 def main(role: str) -> None:
     """Run as the sandbox's runner (role ``run`` or ``suite``), or as a test worker (role ``worker``)."""
     if role == "worker":
-        from rewardsmith.sandbox.inside.worker import worker_main
-
         worker_main()
         return
     protect_self()
