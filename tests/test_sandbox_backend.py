@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 
 import pytest
 from sandbox_helpers import requires_namespaces, requires_sandbox, sandboxes_below_me, settle, with_marker
@@ -179,3 +180,16 @@ def test_doctor_when_namespaces_are_required_but_unavailable():
         assert result.exit_code == 1 and "isolation='require'" in result.output
     finally:
         forget_detection()
+
+
+def test_programs_run_from_threads_that_come_and_go():
+    backend = LocalBackend(prestart=True)
+    out: list[str] = []
+    for _ in range(3):  # a sandbox dies with the thread that started it: spares must not be shared across threads
+        thread = threading.Thread(
+            target=lambda: out.append(backend.run(Program("print(1)"), [""], LIMITS).runs[0].stdout)
+        )
+        thread.start()
+        thread.join()
+    assert out == ["1\n"] * 3
+    assert backend.run(Program("print(2)"), [""], LIMITS).runs[0].stdout == "2\n"

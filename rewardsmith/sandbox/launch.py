@@ -90,18 +90,25 @@ class _Lines:
         return False
 
 
+def as_user(uid: int | None, command: list[str]) -> tuple[list[str], dict]:
+    """``command`` run as ``uid`` (``None``: as this process), and the ``Popen`` options that need.
+
+    Through ``setpriv`` when it is there: ``Popen(user=...)`` cannot use ``vfork``, and copying the page
+    tables of a large process (a trainer with PyTorch loaded) costs tens of milliseconds per program.
+    """
+    if uid is None:
+        return command, {}
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return command, {"user": uid, "group": uid, "extra_groups": []}
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *command], {}
+
+
 def _kill_uid(python: str, uid: int) -> None:
     """Kill every process of ``uid`` (a run's own uid), from a process of that uid."""
+    command, options = as_user(uid, [python, "-I", "-S", "-c", "import os\ntry: os.kill(-1, 9)\nexcept OSError: pass"])
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        subprocess.run(
-            [python, "-I", "-S", "-c", "import os\ntry: os.kill(-1, 9)\nexcept OSError: pass"],
-            env={},
-            timeout=10,
-            check=False,
-            user=uid,
-            group=uid,
-            extra_groups=[],
-        )
+        subprocess.run(command, env={}, timeout=10, check=False, **options)
 
 
 class _Sandbox:
@@ -121,8 +128,8 @@ class _Sandbox:
                 os.chown(self.workdir, self.uid, self.uid)
             command = [iso.python, "-I", "-S", "-c", boot_source(len(blob)), role]
             options = {"env": {**SANDBOX_ENV, "HOME": self.workdir, "TMPDIR": self.workdir}, "cwd": self.workdir}
-        if self.uid is not None:
-            options.update(user=self.uid, group=self.uid, extra_groups=[])
+        command, switch = as_user(self.uid, command)
+        options.update(switch)
         try:
             self.process = subprocess.Popen(
                 command,
@@ -171,10 +178,18 @@ class _Sandbox:
 
 
 def _take(iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...], prestart: bool) -> _Sandbox:
-    """A started sandbox for these settings (a spare when one is ready), and, with ``prestart``, the next spare."""
-    key = (iso, role, limits.disk_mb, binds)
+    """A started sandbox for these settings (a spare when one is ready), and, with ``prestart``, the next spare.
+
+    Spares are kept per thread: a sandbox dies with the thread that started it (``--die-with-parent`` and the
+    runner's parent-death signal are a thread's, in Linux), so only a spare of this thread is sure to live.
+    """
+    key = (threading.get_ident(), iso, role, limits.disk_mb, binds)
     with _SPARES_LOCK:
         sandbox = _SPARES.pop(key, None)
+        dead = [k for k, spare in _SPARES.items() if spare.process.poll() is not None]
+        gone = [_SPARES.pop(k) for k in dead]
+    for spare in gone:
+        spare.close()
     if sandbox is not None and sandbox.process.poll() is not None:
         sandbox.close()
         sandbox = None

@@ -27,6 +27,7 @@ import time
 SIGKILL = 9
 SIGPIPE = 13
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 _LIMITS = {
     "memory_bytes": (resource.RLIMIT_AS,),
@@ -47,9 +48,11 @@ def prctl(option: int, value: int) -> int:
 
 
 def protect_self() -> None:
-    """Make this process non-dumpable (no ptrace, no reading its memory or fds through ``/proc``) and a subreaper."""
+    """Make this process non-dumpable (no ptrace, no reading its memory or fds through ``/proc``), a subreaper,
+    and killed when its parent dies."""
     prctl(PR_SET_DUMPABLE, 0)
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    prctl(_PR_SET_PDEATHSIG, SIGKILL)
 
 
 def apply_limits(limits: dict) -> None:
@@ -83,6 +86,7 @@ def spawn(target, fds: tuple, limits: dict, *, cwd: str | None = None, env: dict
         os.closerange(len(fds), 1 << 20)
         if cwd is not None:
             os.chdir(cwd)
+        prctl(_PR_SET_PDEATHSIG, SIGKILL)  # the program dies with the runner, whatever kills it
         apply_limits(limits)
         if callable(target):
             status = target()
