@@ -45,7 +45,7 @@ class Limits:
     memory_mb: int = 1024
     file_size_mb: int = 64
     disk_mb: int = 256
-    processes: int = 64
+    processes: int = 32
     open_files: int = 256
     output_bytes: int = 4_000_000
 
