@@ -127,6 +127,7 @@ OUTPUTS = {
     "right output, then an exception": ("print(1)\nprint(2)\n1 / 0", False),
     "exception swallowed, exit 0": ("try:\n    print(1)\n    1 / 0\nexcept Exception:\n    pass", False),
     "both on one line": ("print(1, 2)", False),
+    "exit() after the output": ("print(1)\nprint(2)\nexit()\nprint(3)", True),
 }
 
 
@@ -232,3 +233,12 @@ def test_adversarial_completions_take_linear_time(unit):
         times.append(time.perf_counter() - started)
         assert score == [0.0]
     assert times[2] < 3.0 and times[2] < 15 * max(times[1], 0.01), times
+
+
+def test_many_slow_inputs_stop_at_the_sample_budget():
+    r = get_reward("code_tests", workers=1, test_timeout=2.0, max_seconds=1.0)
+    tests = json.dumps({"format": "stdio", "inputs": ["1"] * 10, "outputs": ["1"] * 10})
+    started = time.perf_counter()
+    result = r.explain(completions=[block("import time\ntime.sleep(0.4)\nprint(input())")], tests=[tests])[0]
+    assert time.perf_counter() - started < 6 and 0 < result.metrics["passed"] < 10
+    assert "max_seconds=1" in result.reason

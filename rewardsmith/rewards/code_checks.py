@@ -15,7 +15,9 @@ expected value wrapped in a one-element list also matches the bare value.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +153,7 @@ def values_match(got: Any, want: Any, float_tolerance: float = 1e-6) -> bool:
 def _stdio(backend: Backend, program: Program, tests: StdioTests, limits: Limits, options: dict) -> Verdict:
     tolerance, stop_early = options["float_tolerance"], options["stop_on_first_failure"]
     verdict = Verdict([False] * len(tests.inputs))
+    budget_end = time.monotonic() + options["max_seconds"]
 
     def judge(index: int, run: RunResult) -> bool:
         ok, why = (run.ok, "") if not run.ok else outputs_match(run.stdout, tests.outputs[index], tolerance)
@@ -160,6 +163,12 @@ def _stdio(backend: Backend, program: Program, tests: StdioTests, limits: Limits
             verdict.failure = f"test {index + 1}: {why}; input {_short(tests.inputs[index], 80)!r}"
             verdict.stderr = run.stderr
         verdict.timeouts += run.status == "timeout"
+        if index + 1 < len(tests.inputs) and time.monotonic() > budget_end:
+            if not verdict.failure:
+                verdict.failure = (
+                    f"tests {index + 2}-{len(tests.inputs)} not run: max_seconds={options['max_seconds']:g} used up"
+                )
+            return True
         return not ok and stop_early
 
     execution = backend.run(program, tests.inputs, limits, compile_timeout=options["compile_timeout"], stop=judge)
@@ -180,7 +189,7 @@ def _suite(backend: Backend, program: Program, tests: Any, limits: Limits, optio
     else:
         suite = assert_suite(tests)
     if options["stop_on_first_failure"]:
-        suite = type(suite)(suite.bind, suite.setup, suite.tests, suite.calls, suite.call_name, True)
+        suite = dataclasses.replace(suite, stop_on_failure=True)
     result = backend.run_suite(program, suite, limits, load_timeout=limits.timeout, budget=options["max_seconds"])
     verdict = Verdict([], stderr=result.stderr)
     if isinstance(tests, CallTests):

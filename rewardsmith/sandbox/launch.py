@@ -69,10 +69,12 @@ def _run_uid() -> int:
 class _Lines:
     """Splits the runner's ``stdout`` into records as the bytes arrive."""
 
-    def __init__(self, launch: Launch, stop: Callable[[dict], bool] | None) -> None:
-        self.launch, self.stop, self.pending = launch, stop, b""
+    def __init__(self, launch: Launch, stop: Callable[[dict], bool] | None, fd: int) -> None:
+        self.launch, self.stop, self.fd, self.pending = launch, stop, fd, b""
 
     def __call__(self, fd: int, chunk: bytes) -> bool:
+        if fd != self.fd:  # the runner's own stderr
+            return False
         self.pending += chunk
         *lines, self.pending = self.pending.split(b"\n")
         for line in lines:
@@ -238,13 +240,13 @@ def run_runner(
         return launch
     deadline = started + (wall if wall is not None else limits.timeout + 5)
     process = sandbox.process
-    out = Capture(output_limit or (1 << 26))
+    out = Capture(output_limit or (1 << 26), tail=0, keep=False)  # the records are read as they come
     err = Capture(1 << 16)
     try:
         sinks = {process.stdout.fileno(): out, process.stderr.fileno(): err}
         feed, sandbox.feed = sandbox.feed, None
         data = sandbox.pending + dumps(sandbox.job(job)).encode()
-        reason = pump(sinks, (feed, data), None, deadline, _Lines(launch, stop))
+        reason = pump(sinks, (feed, data), None, deadline, _Lines(launch, stop, process.stdout.fileno()))
         if launch.ending != "done":
             launch.ending = {"timeout": "timeout", "stopped": "stopped", "limit": "output_limit"}.get(reason, "crashed")
     finally:

@@ -130,7 +130,7 @@ class LocalBackend(Backend):
             wall=wall,
             binds=(*self.binds, *(tool.folders if tool else ())),
             stop=on_record,
-            output_limit=len(steps) * (2 * limits.output_bytes + 65536) + (1 << 20),
+            output_limit=len(steps) * (7 * limits.output_bytes + 65536) + (1 << 20),  # JSON escapes: 6 bytes a byte
             prestart=self.prestart,
         )
         _failed(launch)

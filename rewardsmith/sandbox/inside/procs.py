@@ -47,6 +47,18 @@ def prctl(option: int, value: int) -> int:
         return -1
 
 
+def add_exit_builtins() -> None:
+    """``exit()`` and ``quit()``, which ``site`` adds and ``python -S`` (the sandbox's Python) does not."""
+    import builtins
+
+    def leave(code: object = None) -> None:
+        raise SystemExit(code)
+
+    for name in ("exit", "quit"):
+        if not hasattr(builtins, name):
+            setattr(builtins, name, leave)
+
+
 def protect_self() -> None:
     """Make this process non-dumpable (no ptrace, no reading its memory or fds through ``/proc``), a subreaper,
     and killed when its parent dies."""
@@ -106,8 +118,8 @@ def spawn(target, fds: tuple, limits: dict, *, cwd: str | None = None, env: dict
 class Capture:
     """Bytes read from one stream: the first ``limit`` bytes, the last ``tail`` bytes, and how many in all."""
 
-    def __init__(self, limit: int, tail: int = 4000) -> None:
-        self.limit, self.tail_size = limit, tail
+    def __init__(self, limit: int, tail: int = 4000, keep: bool = True) -> None:
+        self.limit, self.tail_size, self.keep = limit, tail, keep
         self.head = bytearray()
         self.tail = b""
         self.total = 0
@@ -115,9 +127,9 @@ class Capture:
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
         room = self.limit - len(self.head)
-        if room > 0:
+        if room > 0 and self.keep:
             self.head += chunk[:room]
-        self.tail = (self.tail + chunk)[-self.tail_size :]
+        self.tail = (self.tail + chunk)[-self.tail_size :] if self.tail_size else b""
 
     @property
     def exceeded(self) -> bool:

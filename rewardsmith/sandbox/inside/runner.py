@@ -33,6 +33,7 @@ from rewardsmith.sandbox.inside.judge import start_worker
 from rewardsmith.sandbox.inside.procs import (
     PR_SET_DUMPABLE,
     Capture,
+    add_exit_builtins,
     exit_fd,
     kill_all,
     prctl,
@@ -77,6 +78,7 @@ def _python_main(path: str) -> int:
     import builtins
 
     prctl(PR_SET_DUMPABLE, 1)  # the program's own process, unlike this runner's, may be inspected (by itself)
+    add_exit_builtins()
     stdio = [
         io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8", "surrogateescape"),
         io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)), "utf-8", "surrogateescape"),

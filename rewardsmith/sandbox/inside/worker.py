@@ -20,7 +20,7 @@ import builtins
 import os
 import sys
 
-from rewardsmith.sandbox.inside.procs import PR_SET_DUMPABLE, apply_limits, prctl
+from rewardsmith.sandbox.inside.procs import PR_SET_DUMPABLE, add_exit_builtins, apply_limits, prctl
 from rewardsmith.sandbox.inside.wire import decode_value, dumps, encode_value, loads
 
 REQUEST_FD, REPLY_FD = 3, 4
@@ -97,6 +97,7 @@ def worker_main() -> None:
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)
     prctl(PR_SET_DUMPABLE, 1)  # a fork of the judge is not dumpable; the program's process may be
+    add_exit_builtins()
     refs: dict = {}
 
     def keep(obj: object) -> int:
