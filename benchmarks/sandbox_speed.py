@@ -9,6 +9,11 @@ interpreter, site-packages and all): the floor any local executor pays, with
 no isolation, no limits and no verdict it could trust. Both are run with one
 and with two at a time (the reward's ``workers``; a thread pool for the bare
 runs), in interleaved rounds, and compared by medians measured in this one run.
+
+The sandbox starts the next sandbox while a program runs (``prestart``, the
+default): with one worker, that start runs on the other core, so the one-worker
+figure uses more than one core. The scaling from one to two workers is
+therefore measured with ``prestart`` off too (the CPU each program costs).
 """
 
 from __future__ import annotations
@@ -89,7 +94,11 @@ def main() -> None:
     iso = detect()
     print(f"sandbox: {iso.mode} ({iso.reason}); interpreter {iso.python}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (a shared machine)")
-    rewards = {w: get_reward("code_tests", workers=w, test_timeout=10.0) for w in (1, 2)}
+    rewards = {
+        (w, pre): get_reward("code_tests", workers=w, test_timeout=10.0, backend_settings={"prestart": pre})
+        for w in (1, 2)
+        for pre in (True, False)
+    }
     with tempfile.TemporaryDirectory() as folder:
         for name, (bare_programs, completions, tests) in _workloads().items():
             paths = _bare_files(bare_programs, Path(folder) / name.replace(" ", "_"))
@@ -98,22 +107,33 @@ def main() -> None:
             times: dict[str, list[float]] = {}
             for _ in range(ROUNDS):
                 for workers in (1, 2):
-                    times.setdefault(f"bare {workers}", []).append(_bare(iso.python, paths, workers))
-                    times.setdefault(f"sandbox {workers}", []).append(_sandboxed(rewards[workers], completions, tests))
-                times.setdefault("bare (this interpreter) 1", []).append(_bare(sys.executable, paths, 1))
-            median = {key: statistics.median(values) for key, values in times.items()}
+                    times.setdefault(f"bare, {workers} at a time", []).append(_bare(iso.python, paths, workers))
+                    for pre in (True, False):
+                        key = f"sandbox, {workers} worker(s){'' if pre else ', no prestart'}"
+                        times.setdefault(key, []).append(_sandboxed(rewards[workers, pre], completions, tests))
+                times.setdefault("bare, this interpreter", []).append(_bare(sys.executable, paths, 1))
+            m = {key: statistics.median(values) for key, values in times.items()}
             n = len(paths)
             print(f"\n{name}: {n} programs, median of {ROUNDS} interleaved rounds")
-            for key in ("bare 1", "bare (this interpreter) 1", "sandbox 1", "bare 2", "sandbox 2"):
-                print(f"  {key:28s} {median[key]:7.2f} s   {n / median[key]:7.1f} programs/s")
-            ratio = median["sandbox 1"] / median["bare 1"]
-            ratio_own = median["sandbox 1"] / median["bare (this interpreter) 1"]
-            scaling = median["sandbox 1"] / median["sandbox 2"]
-            print(f"  sandbox / bare, 1 worker     {ratio:.2f}x  ({verdict(ratio, 1.3, False)}; same interpreter)")
-            print(f"  sandbox / bare (this python) {ratio_own:.2f}x  ({verdict(ratio_own, 1.3, False)})")
-            print(f"  sandbox / bare, 2 workers    {median['sandbox 2'] / median['bare 2']:.2f}x")
-            print(f"  sandbox, 2 vs 1 workers      {scaling:.2f}x  ({verdict(scaling, 1.6, True)})")
-            print(f"  bare, 2 vs 1 at a time       {median['bare 1'] / median['bare 2']:.2f}x")
+            for key, value in m.items():
+                print(f"  {key:36s} {value:7.2f} s   {n / value:7.1f} programs/s")
+            ratios = [
+                ("sandbox / bare, 1 at a time", m["sandbox, 1 worker(s)"] / m["bare, 1 at a time"], 1.3, False),
+                ("  (bare on this interpreter)", m["sandbox, 1 worker(s)"] / m["bare, this interpreter"], 1.3, False),
+                ("  (no prestart)", m["sandbox, 1 worker(s), no prestart"] / m["bare, 1 at a time"], None, False),
+                ("sandbox / bare, 2 at a time", m["sandbox, 2 worker(s)"] / m["bare, 2 at a time"], None, False),
+                ("sandbox, 2 vs 1 workers", m["sandbox, 1 worker(s)"] / m["sandbox, 2 worker(s)"], 1.6, True),
+                (
+                    "  (no prestart)",
+                    m["sandbox, 1 worker(s), no prestart"] / m["sandbox, 2 worker(s), no prestart"],
+                    1.6,
+                    True,
+                ),
+                ("bare, 2 vs 1 at a time", m["bare, 1 at a time"] / m["bare, 2 at a time"], None, True),
+            ]
+            for label, value, target, higher in ratios:
+                judged = f"  ({verdict(value, target, higher)})" if target is not None else ""
+                print(f"  {label:36s} {value:.2f}x{judged}")
     for reward in rewards.values():
         reward.close()
 

@@ -251,6 +251,41 @@ def test_files_a_sample_leaves_do_not_reach_the_next(reward, tmp_path):
     _contained(reward, look, stdio("found"))
 
 
+def test_no_new_user_namespace_no_tracing_the_runner_no_mounts(reward):
+    program = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "gained = []\n"
+        "if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER: root inside a namespace of its own\n"
+        "    gained.append('user namespace')\n"
+        "if libc.ptrace(16, 1, None, None) == 0:  # PTRACE_ATTACH to the runner\n"
+        "    gained.append('ptrace')\n"
+        "if libc.mount(b'none', b'/work', b'tmpfs', 0, None) == 0:\n"
+        "    gained.append('mount')\n"
+        "print(' '.join(gained) or 'nothing')\n"
+    )
+    results = _contained(reward, program, stdio("user namespace ptrace mount"))
+    assert "got 'nothing'" in results[0].reason
+
+
+def test_the_disk_is_small(reward):
+    program = (
+        "import os\n"
+        "written = 0\n"
+        "for folder in ('/work', '/tmp', '/dev/shm'):\n"
+        "    for i in range(64):\n"
+        "        try:\n"
+        "            with open(f'{folder}/f{i}', 'wb') as f:\n"
+        "                f.write(b'x' * (32 << 20))\n"
+        "            written += 32\n"
+        "        except OSError:\n"
+        "            break\n"
+        "print('wrote', written, 'MB')\n"
+    )
+    results = _contained(reward, program, stdio("wrote 6144 MB"))
+    assert int(results[0].reason.split("got 'wrote ")[1].split()[0]) <= 640
+
+
 def test_the_attacks_counted_no_sandbox_failures(reward):
     results = reward.explain(completions=[GOOD] * 4, tests=[stdio("3\n", "1 2\n")] * 4)
     assert [r.score for r in results] == [1.0] * 4

@@ -211,7 +211,7 @@ def test_a_program_that_does_not_load_fails_every_test_with_the_reason():
 def test_the_whole_suite_has_a_time_budget():
     program = "import time\ndef slow(x):\n    time.sleep(x)\n    return x\n"
     suite = Suite(bind={"slow": "slow"}, tests=tuple(TestStep("assert slow(1) == 1") for _ in range(6)))
-    result = LocalBackend().run_suite(Program(program), suite, Limits(timeout=5), budget=2.5)
+    result = LocalBackend().run_suite(Program(program), suite, Limits(timeout=5), budget=3.5)
     passed = [t.passed for t in result.tests]
     assert passed[:2] == [True, True] and passed[-1] is False
     assert "time budget" in result.tests[-1].error

@@ -12,8 +12,8 @@ killed, and every process of the run's own uid.
 
 Starting a sandbox (namespaces, mounts, an interpreter) takes about 12 ms, as
 long as running a small program. With ``prestart`` the next sandbox for the
-same settings is started as soon as one is taken, so it is ready, blocked on
-reading its job, when the next program comes: a spare has received nothing
+same settings is started as soon as one is taken (``prestart`` of them), so
+it is ready, blocked on reading its job, when the next program comes: a spare has received nothing
 but the runner's code, and each job still gets a sandbox of its own. Spares
 die with this process (``--die-with-parent``, or the end of their input);
 :func:`close_sandboxes` stops them sooner.
@@ -46,7 +46,7 @@ __all__ = ["Launch", "close_sandboxes", "run_runner"]
 _UID_BASE = int(os.environ.get("REWARDSMITH_SANDBOX_UID_BASE", "1500000000"))
 _COUNTER = itertools.count()
 _F_SETPIPE_SZ = 1031
-_SPARES: dict[tuple, _Sandbox] = {}
+_SPARES: dict[tuple, list[_Sandbox]] = {}
 _SPARES_LOCK = threading.Lock()
 
 
@@ -179,37 +179,34 @@ class _Sandbox:
         self.discard_workdir()
 
 
-def _take(iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...], prestart: bool) -> _Sandbox:
-    """A started sandbox for these settings (a spare when one is ready), and, with ``prestart``, the next spare.
+def _take(iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...], prestart: int) -> _Sandbox:
+    """A started sandbox for these settings (the oldest spare when there is one), then ``prestart`` spares ready.
 
     Spares are kept per thread: a sandbox dies with the thread that started it (``--die-with-parent`` and the
     runner's parent-death signal are a thread's, in Linux), so only a spare of this thread is sure to live.
     """
     key = (threading.get_ident(), iso, role, limits.disk_mb, binds)
     with _SPARES_LOCK:
-        sandbox = _SPARES.pop(key, None)
-        dead = [k for k, spare in _SPARES.items() if spare.process.poll() is not None]
-        gone = [_SPARES.pop(k) for k in dead]
+        queue = _SPARES.setdefault(key, [])
+        live = [spare for spare in queue if spare.process.poll() is None]
+        gone = [spare for spare in queue if spare not in live]
+        sandbox = live.pop(0) if live else None
+        queue[:] = live
     for spare in gone:
         spare.close()
-    if sandbox is not None and sandbox.process.poll() is not None:
-        sandbox.close()
-        sandbox = None
     if sandbox is None:
         sandbox = _Sandbox(iso, limits, role, binds)
-    if prestart:
+    for _ in range(int(prestart) - len(queue)):
         spare = _Sandbox(iso, limits, role, binds)
         with _SPARES_LOCK:
-            _SPARES[key], old = spare, _SPARES.get(key)
-        if old is not None:
-            old.close()
+            queue.append(spare)
     return sandbox
 
 
 def close_sandboxes() -> None:
     """Stop the spare sandboxes started ahead of time (they also stop when this process ends)."""
     with _SPARES_LOCK:
-        spares = list(_SPARES.values())
+        spares = [spare for queue in _SPARES.values() for spare in queue]
         _SPARES.clear()
     for spare in spares:
         spare.close()
@@ -228,7 +225,7 @@ def run_runner(
     binds: tuple[str, ...] = (),
     stop: Callable[[dict], bool] | None = None,
     output_limit: int | None = None,
-    prestart: bool = False,
+    prestart: int = 0,
 ) -> Launch:
     """Run ``job`` in a fresh sandbox (see the module docs); ``wall`` bounds the whole sandbox in seconds."""
     launch = Launch()

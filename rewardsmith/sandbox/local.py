@@ -74,8 +74,9 @@ class LocalBackend(Backend):
     ``PATH``); ``python`` (the interpreter the sandbox uses; default this one,
     else the system's); ``tools`` (commands per language, e.g.
     ``{"cpp": "clang++"}``); ``binds`` (more host folders to show read-only);
-    ``prestart`` (start the next sandbox while a program runs, so that it is
-    ready when the next one comes; each program still gets a sandbox of its own).
+    ``prestart`` (how many sandboxes to start ahead, while programs run, so that
+    one is ready when the next program comes; each program still gets a sandbox
+    of its own; ``0`` or ``False``: none).
     """
 
     isolation: str = "auto"
@@ -83,7 +84,7 @@ class LocalBackend(Backend):
     python: str | None = None
     tools: Mapping[str, str] = field(default_factory=dict)
     binds: tuple[str, ...] = ()
-    prestart: bool = True
+    prestart: int = 2
 
     def isolation_info(self) -> Isolation:
         """How programs run here (probed once per process)."""

@@ -137,7 +137,7 @@ def start_worker(blob: bytes | None, boot, limit: int) -> Worker:
     err_r, err_w = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY)
     target = worker_main if blob is None else [sys.executable, "-I", "-S", "-c", boot(len(blob), 3), "worker"]
-    pid = spawn(target, (null, out_w, err_w, request_r, reply_w), {}, env={})
+    pid = spawn(target, (null, out_w, err_w, request_r, reply_w), {})  # the runner's own (clean) environment
     for fd in (null, out_w, err_w, request_r, reply_w):
         os.close(fd)
     worker = Worker(pid, request_w, reply_r, out_r, err_r, limit)
@@ -251,8 +251,8 @@ def _raised(error: object) -> BaseException:
 class Judge:
     """Runs one suite (see :func:`run_suite`)."""
 
-    def __init__(self, suite: dict, emit, first: Worker | None, blob: bytes, boot, own_uid: bool) -> None:
-        self.suite, self.emit, self.blob, self.boot, self.own_uid = suite, emit, blob, boot, own_uid
+    def __init__(self, suite: dict, first: Worker | None, blob: bytes, boot, own_uid: bool) -> None:
+        self.suite, self.blob, self.boot, self.own_uid = suite, blob, boot, own_uid
         self.limits = suite.get("limits", {})
         self.output_limit = int(suite.get("output_limit", 1 << 20))
         self.worker = first

@@ -152,7 +152,7 @@ class _Run:
 
 def run_suite(suite: dict, emit, first, blob: bytes, boot, own_uid: bool) -> None:
     """Run ``suite`` (see the module docs), calling ``emit(record)`` for each record."""
-    judge = Judge(suite, emit, first, blob, boot, own_uid)
+    judge = Judge(suite, first, blob, boot, own_uid)
     run = _Run(suite, emit, judge)
     error = run.ready()
     emit({"kind": "load", "ok": error is None, "error": error})
