@@ -186,6 +186,14 @@ def test_unreadable_tests_are_not_scored_and_are_counted(reward):
     assert reward.stats["errors"] == before + 2
 
 
+def test_raw_mbpp_rows_and_tests_that_assert_nothing():
+    r = get_reward("code_tests", workers=1)
+    right = block("def add(a, b):\n    return a + b")
+    assert r(completions=[right], test_list=[["assert add(1, 2) == 3", "assert add(0, 0) == 0"]]) == [1.0]
+    result = r.explain(completions=[right], test_list=[["def check(candidate):\n    candidate(1)"]])[0]
+    assert result.score is None and "asserts nothing" in result.reason
+
+
 def test_python_tests_with_another_language_is_an_error_per_sample():
     r = get_reward("code_tests", workers=1, language="cpp")
     result = r.explain(completions=[block("int main(){}", "cpp")], tests=[json.dumps(["assert f() == 1"])])[0]

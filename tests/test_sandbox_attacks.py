@@ -271,19 +271,19 @@ def test_no_new_user_namespace_no_tracing_the_runner_no_mounts(reward):
 def test_the_disk_is_small(reward):
     program = (
         "import os\n"
-        "written = 0\n"
-        "for folder in ('/work', '/tmp', '/dev/shm'):\n"
-        "    for i in range(64):\n"
-        "        try:\n"
-        "            with open(f'{folder}/f{i}', 'wb') as f:\n"
-        "                f.write(b'x' * (32 << 20))\n"
-        "            written += 32\n"
-        "        except OSError:\n"
-        "            break\n"
-        "print('wrote', written, 'MB')\n"
+        "sizes = [os.statvfs(p).f_blocks * os.statvfs(p).f_frsize >> 20 for p in ('/work', '/tmp', '/dev/shm')]\n"
+        "try:\n"
+        "    for i in range(8):  # 8 files of 48 MB (each under the file size limit): more than /work holds\n"
+        "        with open(f'/work/f{i}', 'wb') as f:\n"
+        "            f.write(bytes(48 << 20))\n"
+        "    full = 'no'\n"
+        "except OSError as exc:\n"
+        "    full = type(exc).__name__\n"
+        "print('sizes', *sizes, 'full', full)\n"
     )
-    results = _contained(reward, program, stdio("wrote 6144 MB"))
-    assert int(results[0].reason.split("got 'wrote ")[1].split()[0]) <= 640
+    results = _contained(reward, program, stdio("sizes 99999 99999 99999 full no"), seconds=30)
+    got = results[0].reason.split("got '")[1].split("'")[0].split()
+    assert [int(n) for n in got[1:4]] == [256, 256, 64] and got[5] == "OSError", results[0].reason
 
 
 def test_the_attacks_counted_no_sandbox_failures(reward):

@@ -193,3 +193,13 @@ def test_programs_run_from_threads_that_come_and_go():
         thread.join()
     assert out == ["1\n"] * 3
     assert backend.run(Program("print(2)"), [""], LIMITS).runs[0].stdout == "2\n"
+
+
+def test_a_spare_that_died_waiting_is_replaced():
+    backend = LocalBackend(prestart=1)
+    assert backend.run(Program("print(1)"), [""], LIMITS).runs[0].stdout == "1\n"
+    spares = sandboxes_below_me(spares=True)
+    assert spares
+    for pid in spares:
+        os.kill(pid, 9)
+    assert backend.run(Program("print(2)"), [""], LIMITS).runs[0].stdout == "2\n"

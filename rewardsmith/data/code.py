@@ -17,7 +17,7 @@ from typing import Any
 
 from rewardsmith.core.errors import DatasetError
 from rewardsmith.data.converters import Converter, cell_text, short_repr
-from rewardsmith.rewards.code_formats import TestFormatError, parse_python, parse_tests
+from rewardsmith.rewards.code_formats import TestFormatError, check_tests, parse_python
 
 __all__ = ["APPS", "MBPP", "CodeContests", "HumanEval", "defined_names"]
 
@@ -37,7 +37,7 @@ def defined_names(code: str) -> list[str]:
 
 def _tests_json(data: dict[str, Any]) -> str:
     try:
-        parse_tests(data)
+        check_tests(data)
     except TestFormatError as exc:
         raise DatasetError(f"the row's tests cannot be used: {exc}") from None
     return json.dumps(data)

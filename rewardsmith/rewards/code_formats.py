@@ -15,7 +15,9 @@ write it as a JSON string, which any dataset can hold):
   with each list of arguments.
 
 Also read as they come: APPS's ``input_output`` (``inputs``/``outputs``, with
-``fn_name`` for the call-based form), and a plain list of assert statements.
+``fn_name`` for the call-based form), and a plain list of assert statements
+(MBPP's ``test_list``). Each assert test must hold an ``assert``: a test that
+asserts nothing would pass any program that loads.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "TestFormatError",
     "assert_suite",
     "call_suite",
+    "check_tests",
     "count_tests",
     "humaneval_suite",
     "parse_python",
@@ -122,20 +125,19 @@ def _arguments(value: Any) -> tuple[Any, ...]:
     return (value,)
 
 
-def _from_mapping(data: dict[str, Any], setup: str | None, entry_point: str | None, prompt: str | None) -> Tests:
+def _from_mapping(data: dict[str, Any]) -> Tests:
     kind = data.get("format")
     if kind == "assert":
         return AssertTests(
             _strings(data.get("asserts", []), "asserts"),
-            str(data.get("setup") or setup or ""),
+            str(data.get("setup") or ""),
             _strings(data.get("entry_points", []), "entry_points"),
         )
     if kind == "humaneval":
-        stub = data.get("prompt", prompt)
-        point = data.get("entry_point", entry_point)
-        if not isinstance(data.get("test"), str) or not isinstance(point, str) or not isinstance(stub, str):
+        stub, test, point = data.get("prompt"), data.get("test"), data.get("entry_point")
+        if not isinstance(test, str) or not isinstance(point, str) or not isinstance(stub, str):
             raise TestFormatError("humaneval tests need 'prompt', 'test' and 'entry_point' as text")
-        return HumanEvalTests(stub, data["test"], point)
+        return HumanEvalTests(stub, test, point)
     if kind not in (None, "stdio", "call") or "inputs" not in data or "outputs" not in data:
         raise TestFormatError(f"unknown test format: keys {sorted(data)[:8]} (see docs/code.md for the formats)")
     inputs, outputs = data["inputs"], data["outputs"]
@@ -150,7 +152,7 @@ def _from_mapping(data: dict[str, Any], setup: str | None, entry_point: str | No
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse_text(text: str, setup: str | None, entry_point: str | None, prompt: str | None) -> Tests | None:
+def _parse_text(text: str) -> Tests | None:
     stripped = text.strip()
     if not stripped:
         return None
@@ -159,17 +161,12 @@ def _parse_text(text: str, setup: str | None, entry_point: str | None, prompt: s
             data = json.loads(stripped)
         except ValueError as exc:
             raise TestFormatError(f"the tests are not valid JSON: {exc}") from None
-        return parse_tests(data, setup, entry_point, prompt)
-    if entry_point and "def check" in text and prompt is not None:
-        return HumanEvalTests(prompt, text, entry_point)
-    return AssertTests((text,), setup or "")
+        return parse_tests(data)
+    return AssertTests((text,))
 
 
-def parse_tests(value: Any, setup: str | None = None, entry_point: str | None = None, prompt: str | None = None):
+def parse_tests(value: Any) -> Tests | None:
     """The tests of one row (see the module docs), or ``None`` when it has none.
-
-    ``setup``, ``entry_point`` and ``prompt`` come from MBPP's and HumanEval's
-    own columns when the row has them.
 
     >>> parse_tests(["assert f(1) == 2"])
     AssertTests(asserts=('assert f(1) == 2',), setup='', entry_points=())
@@ -183,13 +180,11 @@ def parse_tests(value: Any, setup: str | None = None, entry_point: str | None = 
     if value is None:
         return None
     if isinstance(value, str):
-        return _parse_text(value, setup, entry_point, prompt)
+        return _parse_text(value)
     if isinstance(value, dict):
-        if not value:
-            return None
-        return _from_mapping(value, setup, entry_point, prompt)
+        return _from_mapping(value) if value else None
     if isinstance(value, (list, tuple)):
-        return AssertTests(_strings(list(value), "the tests"), setup or "") if value else None
+        return AssertTests(_strings(list(value), "the tests")) if value else None
     raise TestFormatError(f"tests must be JSON text, a dict or a list of asserts, got {type(value).__name__}")
 
 
@@ -266,6 +261,11 @@ def assert_suite(tests: AssertTests) -> Suite:
     """
     setup_tree = _syntax(tests.setup, "test setup") if tests.setup.strip() else ast.Module([], [])
     trees = [_syntax(text, "test") for text in tests.asserts]
+    for number, tree in enumerate(trees, 1):
+        if not any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+            raise TestFormatError(
+                f"test {number} asserts nothing (it would pass any program): {tests.asserts[number - 1][:80]!r}"
+            )
     read, bound = _names([setup_tree, *trees])
     entry = set(tests.entry_points)
     if not entry and (builtin := _builtin_entry(trees)) is not None:
@@ -297,6 +297,22 @@ def humaneval_suite(tests: HumanEvalTests) -> Suite:
     if not any(has_assert) or any(isinstance(n, (ast.Return, ast.Global, ast.Nonlocal)) for n in ast.walk(check)):
         steps = (TestStep(f"check({parameter})"),)
     return Suite(bind={parameter: tests.entry_point}, setup=setup, tests=steps)
+
+
+def check_tests(value: Any) -> Tests | None:
+    """:func:`parse_tests`, and the suites built, so that every problem a row's tests have is raised now.
+
+    >>> check_tests({"format": "assert", "asserts": ["print(1)"]})
+    Traceback (most recent call last):
+    ...
+    rewardsmith.rewards.code_formats.TestFormatError: test 1 asserts nothing (it would pass any program): 'print(1)'
+    """
+    tests = parse_tests(value)
+    if isinstance(tests, AssertTests):
+        assert_suite(tests)
+    elif isinstance(tests, HumanEvalTests):
+        humaneval_suite(tests)
+    return tests
 
 
 def count_tests(tests: Tests) -> int:

@@ -66,10 +66,10 @@ class CodeTests(Reward):
     ``backend_settings`` (e.g. ``{"url": ...}``); ``isolation`` (``auto``,
     ``require``, ``limits``: the local backend's); ``tests_column``.
 
-    Columns: ``tests`` (or ``input_output``, ``test_list``, ``test``); raw
-    MBPP rows' ``test_setup_code`` and raw HumanEval rows' ``entry_point`` (with
-    the plain-text prompt as the stub) are read when present. Range: [0, 1];
-    ``None`` when the row has no tests (and when the sandbox itself fails).
+    Columns: ``tests`` (what the ``mbpp``, ``humaneval``, ``apps`` and
+    ``codecontests`` converters write), or else APPS's ``input_output`` or
+    MBPP's ``test_list``. Range: [0, 1]; ``None`` when the row has no tests
+    (and when the tests cannot be read or the sandbox itself fails).
 
     >>> r = CodeTests(workers=1)
     >>> tests = '{"format": "assert", "asserts": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]}'
@@ -131,16 +131,10 @@ class CodeTests(Reward):
         return Limits(timeout=self.test_timeout, memory_mb=self.memory_mb, output_bytes=self.max_output_bytes)
 
     def inputs(self) -> dict[str, Input]:
-        return {"tests": Column(self.tests_column, "input_output", "test_list", "test")}
+        return {"tests": Column(self.tests_column, "input_output", "test_list")}
 
-    def score(self, completion: str, tests: Any, prompt: str | None = None, **columns: Any) -> RewardResult:
-        setup, entry_point = columns.get("test_setup_code"), columns.get("entry_point")  # raw MBPP and HumanEval rows
-        parsed = parse_tests(
-            tests,
-            setup if isinstance(setup, str) else None,
-            entry_point if isinstance(entry_point, str) else None,
-            prompt if isinstance(prompt, str) else None,
-        )
+    def score(self, completion: str, tests: Any) -> RewardResult:
+        parsed = parse_tests(tests)
         if parsed is None:
             return RewardResult(None, "this row has no tests")
         wanted = self.language if isinstance(parsed, StdioTests) else "python"

@@ -48,6 +48,8 @@ _COUNTER = itertools.count()
 _F_SETPIPE_SZ = 1031
 _SPARES: dict[tuple, list[_Sandbox]] = {}
 _SPARES_LOCK = threading.Lock()
+_THREAD = threading.local()
+_TOKENS = itertools.count()
 
 
 @dataclass
@@ -119,6 +121,7 @@ class _Sandbox:
     def __init__(self, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> None:
         blob = compiled_runner(iso.python)
         self.iso, self.workdir, self.uid = iso, None, iso.uid
+        self.spare = False
         options: dict = {"env": {}}
         if iso.isolated:
             command = bwrap_command(iso, limits, role, len(blob), binds)
@@ -179,19 +182,30 @@ class _Sandbox:
         self.discard_workdir()
 
 
+def _thread_token() -> int:
+    """A number for this thread that no other thread gets (thread idents are reused once a thread ends)."""
+    token = getattr(_THREAD, "token", None)
+    if token is None:
+        token = _THREAD.token = next(_TOKENS)
+    return token
+
+
 def _take(iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...], prestart: int) -> _Sandbox:
     """A started sandbox for these settings (the oldest spare when there is one), then ``prestart`` spares ready.
 
     Spares are kept per thread: a sandbox dies with the thread that started it (``--die-with-parent`` and the
     runner's parent-death signal are a thread's, in Linux), so only a spare of this thread is sure to live.
     """
-    key = (threading.get_ident(), iso, role, limits.disk_mb, binds)
+    key = (_thread_token(), iso, role, limits.disk_mb, binds)
     with _SPARES_LOCK:
+        gone = []
+        for queue in _SPARES.values():  # spares of threads that ended die with them
+            gone += [spare for spare in queue if spare.process.poll() is not None]
+            queue[:] = [spare for spare in queue if spare not in gone]
         queue = _SPARES.setdefault(key, [])
-        live = [spare for spare in queue if spare.process.poll() is None]
-        gone = [spare for spare in queue if spare not in live]
-        sandbox = live.pop(0) if live else None
-        queue[:] = live
+        sandbox = queue.pop(0) if queue else None
+    if sandbox is not None:
+        sandbox.spare = True
     for spare in gone:
         spare.close()
     if sandbox is None:
@@ -250,4 +264,8 @@ def run_runner(
         sandbox.close()
     launch.stderr = err.text(tail=True)
     launch.seconds = time.monotonic() - started
+    if sandbox.spare and launch.ending == "crashed" and not launch.records:  # a spare that died waiting
+        return run_runner(
+            iso, limits, role, job, wall=wall, binds=binds, stop=stop, output_limit=output_limit, prestart=0
+        )
     return launch
