@@ -11,6 +11,7 @@ blocks count when no block is tagged with it; blocks of other languages never.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rewardsmith.sandbox import LANGUAGES, language
@@ -44,6 +45,32 @@ def _fence(line: str) -> tuple[str, int, str] | None:
     return char, length, info
 
 
+def _spans(lines: list[str]) -> Iterator[tuple[str, int, int, bool]]:
+    """``(tag, first line, end line, closed)`` of each fenced block, the lines being those of its code."""
+    opened: tuple[str, int, str] | None = None
+    start = 0
+    for number, raw in enumerate(lines):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if opened is None:
+            opened, start = _fence(line), number + 1
+            continue
+        char, length, info = opened
+        stripped = line.strip(" \t")
+        if len(stripped) >= length and stripped.startswith(char * length) and not stripped.strip(char):
+            yield _tag(info), start, number, True
+            opened = None
+    if opened is not None:
+        yield _tag(opened[2]), start, len(lines), False
+
+
+def _code(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(line[:-1] if line.endswith("\r") else line for line in lines[start:end])
+
+
+def _blank(lines: list[str], start: int, end: int) -> bool:
+    return not any(line.strip() for line in lines[start:end])
+
+
 def fenced_blocks(text: str) -> list[Block]:
     """Every fenced block of ``text``, in order.
 
@@ -52,25 +79,8 @@ def fenced_blocks(text: str) -> list[Block]:
     >>> fenced_blocks("```cpp\\nint main() {}")
     [Block(tag='cpp', code='int main() {}', closed=False)]
     """
-    blocks: list[Block] = []
-    opened: tuple[str, int, str] | None = None
-    body: list[str] = []
-    for raw in text.split("\n"):
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if opened is None:
-            opened = _fence(line)
-            body = []
-            continue
-        char, length, info = opened
-        stripped = line.strip(" \t")
-        if len(stripped) >= length and stripped.startswith(char * length) and not stripped.strip(char):
-            blocks.append(Block(_tag(info), "\n".join(body)))
-            opened = None
-        else:
-            body.append(line)
-    if opened is not None:
-        blocks.append(Block(_tag(opened[2]), "\n".join(body), closed=False))
-    return blocks
+    lines = text.split("\n")
+    return [Block(tag, _code(lines, start, end), closed) for tag, start, end, closed in _spans(lines)]
 
 
 def _tag(info: str) -> str:
@@ -99,20 +109,27 @@ def extract_code(completion: str, lang: str = "python", extract: str = "last") -
     """
     if extract == "raw":
         return completion, language(lang).name if lang != "auto" else "python"
-    blocks = fenced_blocks(completion)
-    if lang == "auto":
-        chosen = [(b, _tag_language(b.tag)) for b in blocks if _tag_language(b.tag) is not None]
-    else:
-        name = language(lang).name
-        chosen = [(b, name) for b in blocks if _tag_language(b.tag) == name]
-        if not chosen:
-            chosen = [(b, name) for b in blocks if b.tag == ""]
-    chosen = [(b, name) for b, name in chosen if b.code.strip()]
+    wanted = None if lang == "auto" else language(lang).name
+    lines = completion.split("\n")
+    tagged: list[tuple[int, int, str]] = []  # the blocks of the language (every language with "auto")
+    untagged: list[tuple[int, int, str]] = []
+    for tag, start, end, _closed in _spans(lines):
+        found = _tag_language(tag)
+        kept = tagged if (found is not None and (wanted is None or found == wanted)) else None
+        if kept is None and tag == "" and wanted is not None:
+            kept, found = untagged, wanted
+        if kept is None or _blank(lines, start, end):
+            continue
+        if extract == "first" and kept:
+            continue
+        if extract == "last":
+            kept.clear()
+        kept.append((start, end, found))
+    chosen = tagged or untagged
     if not chosen:
         return None
-    if extract == "first":
-        return chosen[0][0].code, chosen[0][1]
     if extract == "all":
-        last = chosen[-1][1]
-        return "\n\n".join(b.code for b, name in chosen if name == last), last
-    return chosen[-1][0].code, chosen[-1][1]
+        last = chosen[-1][2]
+        return "\n\n".join(_code(lines, start, end) for start, end, name in chosen if name == last), last
+    start, end, name = chosen[0]
+    return _code(lines, start, end), name
