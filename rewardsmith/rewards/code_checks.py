@@ -30,7 +30,9 @@ from rewardsmith.rewards.code_formats import (
     call_suite,
     humaneval_suite,
 )
-from rewardsmith.sandbox import Backend, Limits, Opaque, Program, RunResult
+from rewardsmith.sandbox.backend import Backend
+from rewardsmith.sandbox.limits import Limits
+from rewardsmith.sandbox.results import Opaque, Program, RunResult
 
 __all__ = ["Verdict", "check_program", "outputs_match", "values_match"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from rewardsmith.sandbox import LANGUAGES, language
+from rewardsmith.sandbox.languages import LANGUAGES, language
 
 __all__ = ["EXTRACT_CHOICES", "Block", "extract_code", "fenced_blocks"]
 

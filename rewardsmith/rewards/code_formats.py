@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.core.errors import RewardsmithError
-from rewardsmith.sandbox import Suite, TestStep
+from rewardsmith.sandbox.results import Suite, TestStep
 
 __all__ = [
     "AssertTests",

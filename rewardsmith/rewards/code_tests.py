@@ -30,7 +30,11 @@ from rewardsmith.core.reward import Reward
 from rewardsmith.rewards.code_checks import Verdict, check_program
 from rewardsmith.rewards.code_fences import EXTRACT_CHOICES, extract_code
 from rewardsmith.rewards.code_formats import StdioTests, TestFormatError, count_tests, parse_tests
-from rewardsmith.sandbox import ISOLATION_CHOICES, Backend, Limits, Program, get_backend, language
+from rewardsmith.sandbox.backend import Backend
+from rewardsmith.sandbox.isolation import ISOLATION_CHOICES
+from rewardsmith.sandbox.languages import language
+from rewardsmith.sandbox.limits import Limits
+from rewardsmith.sandbox.results import Program
 
 __all__ = ["CodeTests", "usable_cpus"]
 
@@ -121,6 +125,8 @@ class CodeTests(Reward):
 
     def sandbox(self) -> Backend:
         """The backend programs run on."""
+        from rewardsmith.sandbox.backends import get_backend
+
         settings = dict(self.backend_settings)
         if self.backend == "local":
             settings.setdefault("isolation", self.isolation)
