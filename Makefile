@@ -11,9 +11,9 @@ STAMP := $(VENV)/.installed
 WHEELHOUSE := .cache/wheelhouse
 WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
 
-.PHONY: install demo test test-fast lint format bench clean browser wheelhouse
+.PHONY: install demo test test-fast lint format bench clean browser bubblewrap wheelhouse
 
-install: $(STAMP)
+install: $(STAMP) bubblewrap
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,17 +32,25 @@ $(WHEELHOUSE_STAMP): pyproject.toml $(STAMP)
 demo: $(STAMP)
 	$(BIN)/rewardsmith demo
 
-test: $(STAMP) browser wheelhouse
+test: $(STAMP) bubblewrap browser wheelhouse
 	REWARDSMITH_WHEELHOUSE=$(WHEELHOUSE) $(BIN)/python -m pytest -n 2 --dist loadgroup
 
-# The evaluation report's test renders it in headless Chromium (Debian's package). Installed here when
-# missing and apt-get can (as root); elsewhere the test says it is skipped and why.
-browser:
-	@if command -v chromium >/dev/null 2>&1; then :; \
+# $(call apt_package,COMMAND,PACKAGE,WHAT FOR,WHAT HAPPENS WITHOUT IT): Debian's PACKAGE, installed when COMMAND is
+# missing and apt-get can (as root); elsewhere a line saying what happens without it.
+apt_package = if command -v $(1) >/dev/null 2>&1; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-		echo "installing chromium (Debian package) for the report test"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; \
-	else echo "chromium is not installed and apt-get cannot install it here: the report rendering test will be skipped"; fi
+		echo "installing $(2) (Debian package) $(3)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(2) >/dev/null; \
+	else echo "$(2) is not installed and apt-get cannot install it here: $(4)"; fi
+
+# The evaluation report's test renders it in headless Chromium (Debian's package); without it that test is skipped.
+browser:
+	@$(call apt_package,chromium,chromium,for the report test,the report rendering test will be skipped)
+
+# The code rewards run programs in a bubblewrap sandbox (Debian's package: see docs/code.md); without it programs
+# run with resource limits only, after a warning.
+bubblewrap:
+	@$(call apt_package,bwrap,bubblewrap,for the code rewards' sandbox,programs will run with resource limits only)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -m "not slow"

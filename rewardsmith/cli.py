@@ -302,6 +302,44 @@ def demo(
         _fail(exc)
 
 
+sandbox_app = typer.Typer(help="The sandbox that runs programs for code rewards.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("doctor")
+def sandbox_doctor(
+    isolation: Annotated[str, typer.Option(help="auto, require (namespaces or nothing) or limits.")] = "auto",
+    bwrap: Annotated[str | None, typer.Option(help="The bubblewrap executable (default: bwrap on PATH).")] = None,
+    python: Annotated[str | None, typer.Option(help="The Python the sandbox runs (default: found).")] = None,
+) -> None:
+    """Say which isolation works here and why, and check live what a sandboxed program can reach."""
+    from rewardsmith.sandbox.doctor import diagnose
+
+    try:
+        report = diagnose(isolation, bwrap, python)
+    except RewardsmithError as exc:
+        _fail(exc)
+        return
+    iso = report.isolation
+    if iso is None:
+        err_console.print(f"[bold red]no sandbox can run here:[/] {escape(report.error or '')}", soft_wrap=True)
+        raise typer.Exit(code=1)
+    mode = "namespaces (bubblewrap)" if iso.isolated else "limits only (no namespace isolation)"
+    console.print(f"[bold]mode:[/] {mode}: {escape(iso.reason)}", soft_wrap=True)
+    console.print(f"bubblewrap: {escape(str(iso.bwrap))} ({escape(str(iso.bwrap_version))}); python: {iso.python}")
+    for problem in iso.problems:
+        console.print(f"  [dim]tried: {escape(problem)}[/]", soft_wrap=True)
+    table = Table(show_header=True)
+    for column in ("check", "as it should be", "seen"):
+        table.add_column(column)
+    for check in report.checks:
+        table.add_row(check.name, "[green]yes[/]" if check.ok else "[red]no[/]", escape(check.detail))
+    console.print(table)
+    if report.error:
+        err_console.print(f"[bold red]error:[/] {escape(report.error)}", soft_wrap=True)
+        raise typer.Exit(code=1)
+
+
 @rewards_app.command("demo")
 def rewards_demo() -> None:
     """Score a bundled sample of completions with built-in rewards and show why each scored what it did."""

@@ -19,6 +19,7 @@ from rewardsmith.data import (
 )
 from rewardsmith.train.compat import prepare_dataset_for_trl
 
+CHECK = "def check(candidate):\n    assert candidate(1) == 2\n"
 CONVERSATION = [
     {"role": "system", "content": "You are terse."},
     {"role": "user", "content": "Capital of France?"},
@@ -36,6 +37,10 @@ def test_each_builtin_declares_the_columns_it_writes():
         "generic": {"prompt": "1+1?"},
         "chat": {"messages": CONVERSATION[1:3]},
         "fireworks": {"messages": CONVERSATION[1:2], "ground_truth": "Paris"},
+        "mbpp": {"text": "Add.", "test_list": ["assert add(1, 2) == 3"], "code": "def add(a, b):\n    return a + b"},
+        "humaneval": {"prompt": "def inc(x):\n    pass\n", "test": CHECK, "entry_point": "inc"},
+        "apps": {"question": "Sum.", "input_output": '{"inputs": ["1 2"], "outputs": ["3"]}'},
+        "codecontests": {"description": "Sum.", "public_tests": {"input": ["1 2"], "output": ["3"]}},
     }
     assert set(list_converters()) == set(rows)
     for name, row in rows.items():

@@ -56,6 +56,7 @@ def _columns(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[Any]]:
         "tool_calls": [TOOL_CALLS] * 3,
         "correct": [True, False, True],
         "reference": [r["answer"].split("####")[-1].strip() for r in gsm8k],
+        "tests": ['{"format": "stdio", "inputs": ["1"], "outputs": ["1"]}'] * 3,
         "unrelated_notes": ["not a column any reward reads"] * 3,
     }
 
@@ -71,6 +72,7 @@ def _completions(rows: dict[str, list[dict[str, Any]]]) -> list[str]:
 #: For each built-in: its settings here, and the columns it reads when every declared column is present.
 READS: dict[str, tuple[dict[str, Any], set[str]]] = {
     "code_syntax": ({}, set()),
+    "code_tests": ({"workers": 1}, {"tests"}),
     "cosine_length": ({"unit": "chars"}, {"correct"}),
     "countdown": ({}, {"nums", "target"}),
     "gsm8k_accuracy": ({}, {"answer"}),

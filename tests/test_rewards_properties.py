@@ -27,6 +27,13 @@ TEXT = st.one_of(
 )
 ANSWER = st.one_of(st.none(), st.text(max_size=20), st.integers(-(10**6), 10**6).map(str), st.just("\\frac{1}{2}"))
 
+CODE_TESTS = st.one_of(
+    st.none(),
+    st.just('{"format": "stdio", "inputs": ["1 2"], "outputs": ["3"]}'),
+    st.just('["assert f(1) == 1"]'),
+    st.text(max_size=20),
+)
+
 CASES = {
     "think_format": ({}, {}),
     "tag_count": ({}, {}),
@@ -40,6 +47,7 @@ CASES = {
     "json_schema": ({"schema": SCHEMA, "partial_credit": True}, {}),
     "tool_call_match": ({}, {"tool_calls": st.one_of(st.none(), st.just([{"name": "f", "arguments": {"x": 1}}]))}),
     "code_syntax": ({}, {}),
+    "code_tests": ({"workers": 1, "test_timeout": 2.0}, {"tests": CODE_TESTS}),
     "reasoning_steps": ({}, {}),
 }
 

@@ -184,6 +184,7 @@ EXAMPLE_OVERRIDES = {
         f"dataset.mix.1.source={EXAMPLES / 'data' / 'countdown_sample.jsonl'}",
     ],
     "principles_grpo.yaml": ["dataset.max_samples=8"],
+    "code_grpo.yaml": [f"dataset.source={SHARED / 'mbpp.jsonl'}", "dataset.config=null"],
 }
 
 

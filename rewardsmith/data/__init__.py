@@ -11,6 +11,7 @@
 is cheap.
 """
 
+from rewardsmith.data.code import APPS, MBPP, CodeContests, HumanEval
 from rewardsmith.data.columns import MissingColumns, check_columns, dataset_columns
 from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
 from rewardsmith.data.loading import FILE_TYPES, load_source, register_source_scheme
@@ -20,14 +21,18 @@ from rewardsmith.data.registry import get_converter, list_converters, register_c
 from rewardsmith.data.tasks import GSM8K, Countdown, Math, countdown_prompt, gsm8k_final_answer
 
 __all__ = [
+    "APPS",
     "FILE_TYPES",
     "GSM8K",
+    "MBPP",
     "Chat",
+    "CodeContests",
     "Converter",
     "Countdown",
     "FireworksEval",
     "FunctionConverter",
     "Generic",
+    "HumanEval",
     "Math",
     "MissingColumns",
     "PromptTemplate",

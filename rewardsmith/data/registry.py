@@ -1,6 +1,7 @@
 """The converter registry: names to dataset converters, looked up like rewards.
 
-Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``. Register
+Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``, and for code
+``mbpp``, ``humaneval``, ``apps``, ``codecontests``. Register
 your own with :func:`register_converter`: a :class:`Converter` subclass (its
 fields are the settings), a converter object, or a plain function
 ``f(row) -> dict``. A converter can also be named by import path
@@ -20,6 +21,7 @@ from typing import Any
 from rewardsmith.core.errors import DatasetError, UnknownConverterError
 from rewardsmith.core.lookup import Registry
 from rewardsmith.core.names import did_you_mean, first_line
+from rewardsmith.data.code import APPS, MBPP, CodeContests, HumanEval
 from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
 from rewardsmith.data.tasks import GSM8K, Countdown, Math
 
@@ -92,7 +94,7 @@ def list_converters() -> dict[str, str]:
     """Every registered converter name with a one-line description.
 
     >>> sorted(list_converters())
-    ['chat', 'countdown', 'fireworks', 'generic', 'gsm8k', 'math']
+    ['apps', 'chat', 'codecontests', 'countdown', 'fireworks', 'generic', 'gsm8k', 'humaneval', 'math', 'mbpp']
     """
     return CONVERTERS.describe()
 
@@ -152,5 +154,9 @@ for _name, _cls in (
     ("generic", Generic),
     ("chat", Chat),
     ("fireworks", FireworksEval),
+    ("mbpp", MBPP),
+    ("humaneval", HumanEval),
+    ("apps", APPS),
+    ("codecontests", CodeContests),
 ):
     register_converter(_name, _cls)

@@ -6,6 +6,7 @@ it too).
 """
 
 from rewardsmith.rewards.code import CodeSyntax
+from rewardsmith.rewards.code_tests import CodeTests
 from rewardsmith.rewards.countdown import Countdown
 from rewardsmith.rewards.format import TagCount, ThinkFormat
 from rewardsmith.rewards.gsm8k import GSM8KAccuracy
@@ -16,6 +17,7 @@ from rewardsmith.rewards.structured import JSONSchema, ToolCallMatch
 
 __all__ = [
     "CodeSyntax",
+    "CodeTests",
     "CosineLength",
     "Countdown",
     "GSM8KAccuracy",

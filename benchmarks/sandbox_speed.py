@@ -1,0 +1,142 @@
+"""Sandbox speed: programs per second through ``code_tests`` vs a bare ``subprocess.run([python, file])``.
+
+Two workloads: a trivial program (``print(1)``, checked against its expected
+output), and the MBPP reference solutions (the first ``N_MBPP`` problems), run
+against their own asserts. The bare baseline writes each program (solution
+plus asserts) to a file and runs it with ``subprocess.run`` on the same
+interpreter the sandbox uses (and, for reference, on this process's own
+interpreter, site-packages and all): the floor any local executor pays, with
+no isolation, no limits and no verdict it could trust. Both are run with one
+and with two at a time (the reward's ``workers``; a thread pool for the bare
+runs), in interleaved rounds, and compared by medians measured in this one run.
+
+The sandbox starts the next sandbox while a program runs (``prestart``, the
+default): with one worker, that start runs on the other core, so the one-worker
+figure uses more than one core. The scaling from one to two workers is
+therefore measured with ``prestart`` off too (the CPU each program costs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import verdict
+
+from rewardsmith import get_reward
+from rewardsmith.data import prepare_dataset
+from rewardsmith.sandbox import detect
+
+MBPP = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp.jsonl"
+N_TRIVIAL = 200
+N_MBPP = 200
+ROUNDS = 3
+
+
+def _bare_files(programs: list[str], folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, text in enumerate(programs):
+        path = folder / f"p{i}.py"
+        path.write_text(text)
+        paths.append(path)
+    return paths
+
+
+def _bare(python: str, paths: list[Path], workers: int) -> float:
+    def one(path: Path) -> int:
+        return subprocess.run([python, str(path)], capture_output=True, timeout=60).returncode
+
+    started = time.perf_counter()
+    if workers == 1:
+        codes = [one(p) for p in paths]
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            codes = list(pool.map(one, paths))
+    elapsed = time.perf_counter() - started
+    assert sum(c != 0 for c in codes) <= len(codes) // 50, "the bare runs failed"
+    return elapsed
+
+
+def _sandboxed(reward, completions: list[str], tests: list[str]) -> float:
+    started = time.perf_counter()
+    scores = reward(completions=completions, tests=tests)
+    elapsed = time.perf_counter() - started
+    assert sum(s == 1.0 for s in scores) >= 0.98 * len(scores), f"only {sum(s == 1.0 for s in scores)} passed"
+    return elapsed
+
+
+def _workloads() -> dict[str, tuple[list[str], list[str], list[str]]]:
+    trivial = (
+        ["print(1)\n"] * N_TRIVIAL,
+        ["```python\nprint(1)\n```"] * N_TRIVIAL,
+        ['{"inputs": [""], "outputs": ["1"]}'] * N_TRIVIAL,
+    )
+    rows = [json.loads(line) for line in MBPP.read_text().splitlines()][:N_MBPP]
+    rows = [r for r in rows if r["task_id"] not in (596, 642)]  # their asserts fail on any interpreter
+    ds = prepare_dataset(rows, converter="mbpp", conversational=False)
+    bare = [f"{r['code']}\n{r['test_setup_code']}\n" + "\n".join(r["test_list"]) + "\n" for r in rows]
+    bare = [text.replace("\r\n", "\n") for text in bare]
+    fenced = [f"```python\n{r['code']}\n```".replace("\r\n", "\n") for r in rows]
+    return {"trivial": trivial, "MBPP references": (bare, fenced, list(ds["tests"]))}
+
+
+def main() -> None:
+    iso = detect()
+    print(f"sandbox: {iso.mode} ({iso.reason}); interpreter {iso.python}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (a shared machine)")
+    rewards = {
+        (w, pre): get_reward("code_tests", workers=w, test_timeout=10.0, backend_settings={"prestart": pre})
+        for w in (1, 2)
+        for pre in (True, False)
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        for name, (bare_programs, completions, tests) in _workloads().items():
+            paths = _bare_files(bare_programs, Path(folder) / name.replace(" ", "_"))
+            for reward in rewards.values():
+                reward(completions=completions[:4], tests=tests[:4])  # start the worker pools
+            times: dict[str, list[float]] = {}
+            for _ in range(ROUNDS):
+                for workers in (1, 2):
+                    times.setdefault(f"bare, {workers} at a time", []).append(_bare(iso.python, paths, workers))
+                    for pre in (True, False):
+                        key = f"sandbox, {workers} worker(s){'' if pre else ', no prestart'}"
+                        times.setdefault(key, []).append(_sandboxed(rewards[workers, pre], completions, tests))
+                times.setdefault("bare, this interpreter", []).append(_bare(sys.executable, paths, 1))
+            m = {key: statistics.median(values) for key, values in times.items()}
+            n = len(paths)
+            print(f"\n{name}: {n} programs, median of {ROUNDS} interleaved rounds")
+            for key, value in m.items():
+                print(f"  {key:36s} {value:7.2f} s   {n / value:7.1f} programs/s")
+            ratios = [
+                ("sandbox / bare, 1 at a time", m["sandbox, 1 worker(s)"] / m["bare, 1 at a time"], 1.3, False),
+                ("  (bare on this interpreter)", m["sandbox, 1 worker(s)"] / m["bare, this interpreter"], 1.3, False),
+                ("  (no prestart)", m["sandbox, 1 worker(s), no prestart"] / m["bare, 1 at a time"], None, False),
+                ("sandbox / bare, 2 at a time", m["sandbox, 2 worker(s)"] / m["bare, 2 at a time"], None, False),
+                ("sandbox, 2 vs 1 workers", m["sandbox, 1 worker(s)"] / m["sandbox, 2 worker(s)"], 1.6, True),
+                (
+                    "  (no prestart)",
+                    m["sandbox, 1 worker(s), no prestart"] / m["sandbox, 2 worker(s), no prestart"],
+                    1.6,
+                    True,
+                ),
+                ("bare, 2 vs 1 at a time", m["bare, 1 at a time"] / m["bare, 2 at a time"], None, True),
+            ]
+            for label, value, target, higher in ratios:
+                judged = f"  ({verdict(value, target, higher)})" if target is not None else ""
+                print(f"  {label:36s} {value:.2f}x{judged}")
+    for reward in rewards.values():
+        reward.close()
+
+
+if __name__ == "__main__":
+    main()

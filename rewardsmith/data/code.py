@@ -1,0 +1,238 @@
+"""Converters for code datasets: MBPP, HumanEval, APPS-style ``input_output`` (and CodeContests).
+
+Each writes ``prompt`` and ``tests``: the row's tests as a JSON string in one
+of the formats ``code_tests`` reads (:mod:`rewardsmith.rewards.code_formats`),
+checked as they are written (a row whose tests cannot be read is an error
+naming it; a row without tests gets ``tests`` = ``None``, which the reward
+does not score).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rewardsmith.core.errors import DatasetError
+from rewardsmith.data.converters import Converter, cell_text, short_repr
+from rewardsmith.rewards.code_formats import TestFormatError, check_tests, parse_python
+
+__all__ = ["APPS", "MBPP", "CodeContests", "HumanEval", "defined_names"]
+
+
+def defined_names(code: str) -> list[str]:
+    """The functions and classes a reference solution defines at its top level.
+
+    >>> defined_names("import re\\ndef f(x):\\n    return x\\nclass C: pass")
+    ['f', 'C']
+    """
+    try:
+        tree = parse_python(code)
+    except (SyntaxError, ValueError):
+        return []
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def _tests_json(data: dict[str, Any]) -> str:
+    try:
+        check_tests(data)
+    except TestFormatError as exc:
+        raise DatasetError(f"the row's tests cannot be used: {exc}") from None
+    return json.dumps(data)
+
+
+@dataclass
+class MBPP(Converter):
+    """MBPP rows: the task and its asserts to the prompt; the asserts, setup and entry points as `tests`.
+
+    The prompt is MBPP's own: the task text, then "Your code should pass these
+    tests:" and the asserts (``show_tests=False`` leaves them out).
+    ``challenge=True`` adds ``challenge_test_list``. The functions under test
+    are the reference solution's (``code``) that the asserts call.
+
+    >>> row = {"text": "Add two numbers.", "code": "def add(a, b):\\n    return a + b",
+    ...        "test_list": ["assert add(1, 2) == 3"], "test_setup_code": ""}
+    >>> out = MBPP().convert(row)
+    >>> print(out["prompt"])
+    Add two numbers.
+    Your code should pass these tests:
+    <BLANKLINE>
+    assert add(1, 2) == 3
+    >>> json.loads(out["tests"])["entry_points"]
+    ['add']
+    """
+
+    text_key: str = "text"
+    tests_key: str = "test_list"
+    setup_key: str = "test_setup_code"
+    imports_key: str = "test_imports"
+    code_key: str = "code"
+    show_tests: bool = True
+    challenge: bool = False
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        return (self.text_key, self.tests_key)
+
+    @property
+    def output_columns(self) -> tuple[str, ...]:
+        return ("prompt", "tests")
+
+    def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        asserts = row.get(self.tests_key)
+        if not isinstance(asserts, (list, tuple)) or not all(isinstance(a, str) for a in asserts):
+            raise DatasetError(f"the {self.tests_key!r} column holds {short_repr(asserts)}, not a list of asserts")
+        asserts = list(asserts)
+        if self.challenge:
+            asserts += [a for a in row.get("challenge_test_list") or [] if isinstance(a, str)]
+        setup = "\n".join(
+            [*(i for i in row.get(self.imports_key) or [] if isinstance(i, str)), str(row.get(self.setup_key) or "")]
+        ).strip()
+        used = set()
+        for text in asserts:
+            try:
+                used |= {n.id for n in ast.walk(parse_python(text)) if isinstance(n, ast.Name)}
+            except (SyntaxError, ValueError):
+                raise DatasetError(f"an assert is not valid Python: {short_repr(text)}") from None
+        code = row.get(self.code_key)
+        entry = [n for n in defined_names(code) if n in used] if isinstance(code, str) else []
+        prompt = cell_text(row, self.text_key, "task")
+        if self.show_tests and asserts:
+            prompt += "\nYour code should pass these tests:\n\n" + "\n".join(row.get(self.tests_key))
+        tests = {"format": "assert", "asserts": asserts, "setup": setup, "entry_points": entry}
+        return {"prompt": prompt, "tests": _tests_json(tests) if asserts else None}
+
+
+@dataclass
+class HumanEval(Converter):
+    """HumanEval rows: the function stub (in a Python block, after ``instruction``) to the prompt; `tests` keeps
+    the stub, the `check` test and the entry point (the program is the stub followed by the completion's code).
+
+    >>> row = {"prompt": "def inc(x):\\n    '''x + 1'''\\n", "entry_point": "inc",
+    ...        "test": "def check(candidate):\\n    assert candidate(1) == 2\\n"}
+    >>> sorted(json.loads(HumanEval().convert(row)["tests"]))
+    ['entry_point', 'format', 'prompt', 'test']
+    """
+
+    prompt_key: str = "prompt"
+    test_key: str = "test"
+    entry_point_key: str = "entry_point"
+    instruction: str = "Complete the following Python function. Answer with the whole function in a ```python block."
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        return (self.prompt_key, self.test_key, self.entry_point_key)
+
+    @property
+    def output_columns(self) -> tuple[str, ...]:
+        return ("prompt", "tests")
+
+    def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        stub = cell_text(row, self.prompt_key, "function stub")
+        tests = {
+            "format": "humaneval",
+            "prompt": stub,
+            "test": cell_text(row, self.test_key, "test"),
+            "entry_point": cell_text(row, self.entry_point_key, "entry point"),
+        }
+        prompt = f"{self.instruction}\n\n```python\n{stub.rstrip()}\n```" if self.instruction else stub
+        return {"prompt": prompt, "tests": _tests_json(tests)}
+
+
+def _io(value: Any, where: str) -> dict[str, Any] | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise DatasetError(f"the {where!r} column is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise DatasetError(f"the {where!r} column holds {short_repr(value)}, not an object with inputs and outputs")
+    return value
+
+
+@dataclass
+class APPS(Converter):
+    """APPS-style rows: the question (and starter code) to the prompt; `input_output` as `tests`.
+
+    ``input_output`` (JSON text or an object) has ``inputs`` and ``outputs``:
+    standard input and output, or, with ``fn_name``, argument lists and return
+    values (the call-based form). The prompt says which. A row without tests
+    gets ``tests`` = ``None``.
+
+    >>> tests = '{"inputs": ["1 2\\\\n"], "outputs": ["3\\\\n"]}'
+    >>> out = APPS().convert({"question": "Print the sum.", "input_output": tests})
+    >>> json.loads(out["tests"])["format"]
+    'stdio'
+    """
+
+    question_key: str = "question"
+    tests_key: str = "input_output"
+    starter_key: str = "starter_code"
+    stdio_hint: str = "Read the input from standard input and print the answer to standard output."
+    call_hint: str = "Write the function {fn_name} (complete the starter code if there is one); it is called directly."
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        return (self.question_key, self.tests_key)
+
+    @property
+    def output_columns(self) -> tuple[str, ...]:
+        return ("prompt", "tests")
+
+    def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        question = cell_text(row, self.question_key, "question")
+        data = _io(row.get(self.tests_key), self.tests_key)
+        starter = row.get(self.starter_key)
+        fn_name = data.get("fn_name") if data else None
+        hint = self.call_hint.format(fn_name=fn_name) if fn_name else self.stdio_hint
+        prompt = f"{question}\n\n{hint}" if hint else question
+        if isinstance(starter, str) and starter.strip():
+            prompt += f"\n\n```python\n{starter.rstrip()}\n```"
+        if not data or not data.get("inputs"):
+            return {"prompt": prompt, "tests": None}
+        tests = {"format": "call" if fn_name else "stdio", **data}
+        return {"prompt": prompt, "tests": _tests_json(tests)}
+
+
+@dataclass
+class CodeContests(Converter):
+    """CodeContests rows: the description to the prompt; the public, private and generated tests as `tests` (I/O).
+
+    >>> row = {"description": "Sum.", "public_tests": {"input": ["1 2\\n"], "output": ["3\\n"]}}
+    >>> json.loads(CodeContests().convert(row)["tests"])["inputs"]
+    ['1 2\\n']
+    """
+
+    description_key: str = "description"
+    test_keys: tuple[str, ...] = ("public_tests", "private_tests", "generated_tests")
+    hint: str = "Read the input from standard input and print the answer to standard output."
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        return (self.description_key,)
+
+    @property
+    def output_columns(self) -> tuple[str, ...]:
+        return ("prompt", "tests")
+
+    def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        prompt = cell_text(row, self.description_key, "description")
+        inputs: list[str] = []
+        outputs: list[str] = []
+        for key in self.test_keys:
+            part = row.get(key) or {}
+            if not isinstance(part, dict) or len(part.get("input") or []) != len(part.get("output") or []):
+                raise DatasetError(
+                    f"the {key!r} column holds {short_repr(part)}, not {{'input': [...], 'output': [...]}}"
+                )
+            inputs += list(part.get("input") or [])
+            outputs += list(part.get("output") or [])
+        tests = {"format": "stdio", "inputs": inputs, "outputs": outputs}
+        return {
+            "prompt": f"{prompt}\n\n{self.hint}" if self.hint else prompt,
+            "tests": _tests_json(tests) if inputs else None,
+        }

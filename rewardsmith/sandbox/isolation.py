@@ -1,0 +1,145 @@
+"""The two isolation modes, and the bubblewrap command line of the first.
+
+* ``namespaces``: the runner is PID 1 of a bubblewrap sandbox: its own user,
+  PID, network (none), mount, IPC, UTS and cgroup namespaces; ``/usr`` and the
+  interpreter read-only, a few files of ``/etc``, fresh ``/proc`` and ``/dev``,
+  size-limited ``tmpfs`` at ``/work`` (the working directory), ``/tmp`` and
+  ``/dev/shm``, everything else read-only; an empty environment; no new user
+  namespaces inside; killed with its parent.
+* ``limits``: the runner is a plain process with an empty environment in a
+  private temporary directory, and only resource limits.
+
+Programs never run as root: as root, bubblewrap itself is started as the
+unprivileged uid 65534, so that the process limit binds (``RLIMIT_NPROC`` does
+not bind root, even mapped into a user namespace; it is counted per user
+namespace, so per sandbox); in limits-only mode each run gets a uid of its own.
+Which mode is used is decided by :func:`rewardsmith.sandbox.probe.detect`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+
+from rewardsmith.sandbox.inside.runner import boot_source
+from rewardsmith.sandbox.limits import Limits, SandboxError
+
+__all__ = [
+    "ISOLATION_CHOICES",
+    "OPTIONAL_FEATURES",
+    "SANDBOX_UID",
+    "Isolation",
+    "bwrap_command",
+    "find_bwrap",
+    "interpreter_candidates",
+]
+
+ISOLATION_CHOICES = ("auto", "require", "limits")
+#: The uid programs run as when rewardsmith runs as root (``nobody``).
+SANDBOX_UID = 65534
+#: bwrap options that older versions lack; dropped (and reported) when the probe says they are unknown.
+OPTIONAL_FEATURES = ("--disable-userns", "--size")
+#: The whole environment of a sandboxed program: nothing of the parent's reaches it.
+SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/work", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+_SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How programs run on this machine, and why (what ``rewardsmith sandbox doctor`` prints).
+
+    ``mode`` is ``"namespaces"`` or ``"limits"``; ``reason`` says why;
+    ``python`` is the interpreter the runner (and Python programs) use inside;
+    ``uid`` the uid bubblewrap is started as (``None``: this process's own);
+    ``features`` the optional bwrap options in use.
+    """
+
+    mode: str
+    reason: str
+    python: str
+    python_prefix: str
+    bwrap: str | None = None
+    bwrap_version: str | None = None
+    uid: int | None = None
+    features: tuple[str, ...] = ()
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def isolated(self) -> bool:
+        """Whether programs run in their own namespaces (no network, private file system and PIDs)."""
+        return self.mode == "namespaces"
+
+
+def find_bwrap(setting: str | None = None) -> str | None:
+    """The bubblewrap executable: ``setting``, ``$REWARDSMITH_BWRAP``, or ``bwrap`` on ``PATH``."""
+    chosen = setting or os.environ.get("REWARDSMITH_BWRAP")
+    if chosen:
+        return shutil.which(chosen) or (chosen if os.path.isabs(chosen) else None) or chosen
+    return shutil.which("bwrap")
+
+
+def interpreter_candidates(setting: str | None = None) -> list[str]:
+    """Python interpreters to try, in order: ``setting``; else this one (resolved), then the system's."""
+    if setting:
+        found = shutil.which(setting) or setting
+        return [os.path.realpath(found)]
+    out: list[str] = []
+    for path in (sys.executable, "/usr/bin/python3", shutil.which("python3") or ""):
+        real = os.path.realpath(path) if path else ""
+        if real and real not in out and _is_binary(real):
+            out.append(real)
+    return out
+
+
+def _is_binary(path: str) -> bool:
+    """Whether ``path`` is an executable file (not a shell-script shim, as pyenv's are)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in _SYSTEM_LINKS:
+        path = f"/{name}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    for name in _ETC:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+def _inside_usr(path: str) -> bool:
+    return path == "/usr" or path.startswith("/usr/")
+
+
+def bwrap_command(iso: Isolation, limits: Limits, role: str, blob_size: int, binds: tuple[str, ...] = ()) -> list[str]:
+    """The bubblewrap command line that starts the runner (role ``run`` or ``suite``) in a fresh sandbox.
+
+    ``binds`` are extra host paths made visible read-only at the same place.
+    """
+    if iso.bwrap is None:
+        raise SandboxError("bubblewrap is not available")
+    args = [iso.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
+    if "--disable-userns" in iso.features:
+        args.append("--disable-userns")
+    args += ["--hostname", "sandbox", "--clearenv"]
+    for key, value in SANDBOX_ENV.items():
+        args += ["--setenv", key, value]
+    args += _system_binds()
+    for path in dict.fromkeys((iso.python_prefix, *binds)):
+        if path and not _inside_usr(path):
+            args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    disk = str(int(limits.disk_mb * 2**20))
+    for mount, size in (("/dev/shm", str(min(int(disk), 64 * 2**20))), ("/tmp", disk), ("/work", disk)):
+        args += (["--size", size] if "--size" in iso.features else []) + ["--tmpfs", mount]
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/work"]
+    return [*args, "--", iso.python, "-I", "-S", "-c", boot_source(blob_size), role]

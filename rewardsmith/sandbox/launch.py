@@ -1,0 +1,271 @@
+"""Start one sandbox, send it a job, read its records, and leave nothing behind.
+
+:func:`run_runner` takes a sandbox (the runner started in bubblewrap, or as a
+plain process in limits-only mode, with the compiled runner already written
+to its standard input), writes the job, and reads its records (JSON lines) as
+they come, under a wall-clock limit for the whole sandbox. ``stop(record)``
+can end the sandbox early (the first failing test, when nothing after it
+matters). Whatever happens, the sandbox is gone when it returns: killing
+bubblewrap kills the sandbox's PID 1 (``--die-with-parent``), and with it every
+process of its PID namespace; in limits-only mode the runner's session is
+killed, and every process of the run's own uid.
+
+Starting a sandbox (namespaces, mounts, an interpreter) takes about 12 ms, as
+long as running a small program. With ``prestart`` the next sandbox for the
+same settings is started as soon as one is taken (``prestart`` of them), so
+it is ready, blocked on reading its job, when the next program comes: a spare has received nothing
+but the runner's code, and each job still gets a sandbox of its own. Spares
+die with this process (``--die-with-parent``, or the end of their input);
+:func:`close_sandboxes` stops them sooner.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import fcntl
+import itertools
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rewardsmith.sandbox.code import compiled_runner
+from rewardsmith.sandbox.inside.procs import Capture, pump
+from rewardsmith.sandbox.inside.runner import boot_source
+from rewardsmith.sandbox.inside.wire import WireError, dumps, loads
+from rewardsmith.sandbox.isolation import SANDBOX_ENV, Isolation, bwrap_command
+from rewardsmith.sandbox.limits import Limits
+
+__all__ = ["Launch", "close_sandboxes", "run_runner"]
+
+_UID_BASE = int(os.environ.get("REWARDSMITH_SANDBOX_UID_BASE", "1500000000"))
+_COUNTER = itertools.count()
+_F_SETPIPE_SZ = 1031
+_SPARES: dict[tuple, list[_Sandbox]] = {}
+_SPARES_LOCK = threading.Lock()
+_THREAD = threading.local()
+_TOKENS = itertools.count()
+
+
+@dataclass
+class Launch:
+    """What one sandbox gave: its records, how it ended (``done``, ``timeout``, ``stopped``, ``crashed``,
+    ``output_limit``), the end of its own ``stderr`` and its wall time."""
+
+    records: list[dict] = field(default_factory=list)
+    ending: str = "crashed"
+    stderr: str = ""
+    seconds: float = 0.0
+
+
+def _run_uid() -> int:
+    """A uid for one limits-only run (as root): its processes can then be found and killed, and capped."""
+    return _UID_BASE + (((os.getpid() & 0xFFFFF) << 8) | (next(_COUNTER) & 0xFF))
+
+
+class _Lines:
+    """Splits the runner's ``stdout`` into records as the bytes arrive."""
+
+    def __init__(self, launch: Launch, stop: Callable[[dict], bool] | None, fd: int) -> None:
+        self.launch, self.stop, self.fd, self.pending = launch, stop, fd, b""
+
+    def __call__(self, fd: int, chunk: bytes) -> bool:
+        if fd != self.fd:  # the runner's own stderr
+            return False
+        self.pending += chunk
+        *lines, self.pending = self.pending.split(b"\n")
+        for line in lines:
+            try:
+                record = loads(line.decode("utf-8", "replace"))
+            except WireError:
+                continue
+            if type(record) is not dict:
+                continue
+            self.launch.records.append(record)
+            if record.get("kind") == "done":
+                self.launch.ending = "done"
+            elif self.stop is not None and self.stop(record):
+                return True
+        return False
+
+
+def as_user(uid: int | None, command: list[str]) -> tuple[list[str], dict]:
+    """``command`` run as ``uid`` (``None``: as this process), and the ``Popen`` options that need.
+
+    Through ``setpriv`` when it is there: ``Popen(user=...)`` cannot use ``vfork``, and copying the page
+    tables of a large process (a trainer with PyTorch loaded) costs tens of milliseconds per program.
+    """
+    if uid is None:
+        return command, {}
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return command, {"user": uid, "group": uid, "extra_groups": []}
+    return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *command], {}
+
+
+def _kill_uid(python: str, uid: int) -> None:
+    """Kill every process of ``uid`` (a run's own uid), from a process of that uid."""
+    command, options = as_user(uid, [python, "-I", "-S", "-c", "import os\ntry: os.kill(-1, 9)\nexcept OSError: pass"])
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(command, env={}, timeout=10, check=False, **options)
+
+
+class _Sandbox:
+    """One started runner, waiting for its job (the compiled runner written to its input as far as it fits)."""
+
+    def __init__(self, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> None:
+        blob = compiled_runner(iso.python)
+        self.iso, self.workdir, self.uid = iso, None, iso.uid
+        self.spare = False
+        options: dict = {"env": {}}
+        if iso.isolated:
+            command = bwrap_command(iso, limits, role, len(blob), binds)
+            self.cwd = "/work"
+        else:
+            self.workdir = self.cwd = tempfile.mkdtemp(prefix="rewardsmith-sandbox-")
+            self.uid = _run_uid() if os.geteuid() == 0 else None
+            if self.uid is not None:
+                os.chown(self.workdir, self.uid, self.uid)
+            command = [iso.python, "-I", "-S", "-c", boot_source(len(blob)), role]
+            options = {"env": {**SANDBOX_ENV, "HOME": self.workdir, "TMPDIR": self.workdir}, "cwd": self.workdir}
+        command, switch = as_user(self.uid, command)
+        options.update(switch)
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                **options,
+            )
+        except OSError:
+            self.discard_workdir()
+            raise
+        self.feed = os.dup(self.process.stdin.fileno())  # pump writes and closes this copy: the runner sees the end
+        self.process.stdin.close()
+        self.pending = blob
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(self.feed, _F_SETPIPE_SZ, 1 << 20)
+            os.set_blocking(self.feed, False)
+            self.pending = blob[os.write(self.feed, blob) :]
+
+    def job(self, job: dict) -> dict:
+        """The job with this sandbox's working directory (and uid) in it."""
+        if self.iso.isolated:
+            return {"cwd": self.cwd, **job}
+        return {**job, "cwd": self.cwd, "own_uid": self.uid is not None}
+
+    def discard_workdir(self) -> None:
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def close(self) -> None:
+        """Kill the sandbox and everything in it, and remove its files."""
+        with contextlib.suppress(OSError):
+            os.killpg(self.process.pid, 9)
+        with contextlib.suppress(OSError):
+            self.process.kill()
+        self.process.wait()
+        if self.uid is not None and not self.iso.isolated:
+            _kill_uid(self.iso.python, self.uid)
+        if self.feed is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.feed)
+        for stream in (self.process.stdout, self.process.stderr):
+            stream.close()
+        self.discard_workdir()
+
+
+def _thread_token() -> int:
+    """A number for this thread that no other thread gets (thread idents are reused once a thread ends)."""
+    token = getattr(_THREAD, "token", None)
+    if token is None:
+        token = _THREAD.token = next(_TOKENS)
+    return token
+
+
+def _take(iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...], prestart: int) -> _Sandbox:
+    """A started sandbox for these settings (the oldest spare when there is one), then ``prestart`` spares ready.
+
+    Spares are kept per thread: a sandbox dies with the thread that started it (``--die-with-parent`` and the
+    runner's parent-death signal are a thread's, in Linux), so only a spare of this thread is sure to live.
+    """
+    key = (_thread_token(), iso, role, limits.disk_mb, binds)
+    with _SPARES_LOCK:
+        gone = []
+        for queue in _SPARES.values():  # spares of threads that ended die with them
+            gone += [spare for spare in queue if spare.process.poll() is not None]
+            queue[:] = [spare for spare in queue if spare not in gone]
+        queue = _SPARES.setdefault(key, [])
+        sandbox = queue.pop(0) if queue else None
+    if sandbox is not None:
+        sandbox.spare = True
+    for spare in gone:
+        spare.close()
+    if sandbox is None:
+        sandbox = _Sandbox(iso, limits, role, binds)
+    for _ in range(int(prestart) - len(queue)):
+        spare = _Sandbox(iso, limits, role, binds)
+        with _SPARES_LOCK:
+            queue.append(spare)
+    return sandbox
+
+
+def close_sandboxes() -> None:
+    """Stop the spare sandboxes started ahead of time (they also stop when this process ends)."""
+    with _SPARES_LOCK:
+        spares = [spare for queue in _SPARES.values() for spare in queue]
+        _SPARES.clear()
+    for spare in spares:
+        spare.close()
+
+
+atexit.register(close_sandboxes)
+
+
+def run_runner(
+    iso: Isolation,
+    limits: Limits,
+    role: str,
+    job: dict,
+    *,
+    wall: float | None = None,
+    binds: tuple[str, ...] = (),
+    stop: Callable[[dict], bool] | None = None,
+    output_limit: int | None = None,
+    prestart: int = 0,
+) -> Launch:
+    """Run ``job`` in a fresh sandbox (see the module docs); ``wall`` bounds the whole sandbox in seconds."""
+    launch = Launch()
+    started = time.monotonic()
+    try:
+        sandbox = _take(iso, limits, role, binds, prestart)
+    except OSError as exc:
+        launch.stderr = f"{type(exc).__name__}: {exc}"
+        return launch
+    deadline = started + (wall if wall is not None else limits.timeout + 5)
+    process = sandbox.process
+    out = Capture(output_limit or (1 << 26), tail=0, keep=False)  # the records are read as they come
+    err = Capture(1 << 16)
+    try:
+        sinks = {process.stdout.fileno(): out, process.stderr.fileno(): err}
+        feed, sandbox.feed = sandbox.feed, None
+        data = sandbox.pending + dumps(sandbox.job(job)).encode()
+        reason = pump(sinks, (feed, data), None, deadline, _Lines(launch, stop, process.stdout.fileno()))
+        if launch.ending != "done":
+            launch.ending = {"timeout": "timeout", "stopped": "stopped", "limit": "output_limit"}.get(reason, "crashed")
+    finally:
+        sandbox.close()
+    launch.stderr = err.text(tail=True)
+    launch.seconds = time.monotonic() - started
+    if sandbox.spare and launch.ending == "crashed" and not launch.records:  # a spare that died waiting
+        return run_runner(
+            iso, limits, role, job, wall=wall, binds=binds, stop=stop, output_limit=output_limit, prestart=0
+        )
+    return launch
