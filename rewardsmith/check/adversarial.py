@@ -295,6 +295,7 @@ SAMPLE_VALUES: dict[str, Any] = {
     "schema": {"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"]},
     "tool_calls": [{"name": "calculator", "arguments": {"expression": "9 * 2"}}],
     # code execution (MBPP, HumanEval, APPS)
+    "tests": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"],
     "test_list": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"],
     "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
     "entry_point": "add",

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
+from rewardsmith.core.errors import RewardsmithError
+
 __all__ = ["blow_up", "has_repeat_notation", "is_placeholder", "is_prose", "repeating_decimal"]
 
 # -- repeating decimals ---------------------------------------------------------------------------------------
@@ -126,11 +128,11 @@ class _Size:
 _SYMBOL = _Size(0.0, 1.0, False)
 
 
-class _TooLarge(Exception):
+class _TooLarge(RewardsmithError):
     pass
 
 
-class _Unreadable(Exception):
+class _Unreadable(RewardsmithError):
     pass
 
 
