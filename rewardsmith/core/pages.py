@@ -17,7 +17,7 @@ import html
 import json
 from typing import Any
 
-__all__ = ["BASE_CSS", "TABLE_SCRIPT", "escape", "html_page", "number", "percent", "script_json"]
+__all__ = ["BASE_CSS", "TABLE_SCRIPT", "escape", "html_page", "number", "percent", "samples_table", "script_json"]
 
 #: The look shared by rewardsmith's pages: layout, headings, tables, cards, samples, the filter box.
 BASE_CSS = """
@@ -93,6 +93,32 @@ def script_json(value: Any) -> str:
     """``value`` as JSON that is safe inside a ``<script>`` element (``<``, ``>``, ``&`` escaped)."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def samples_table(title: str, samples: list[dict[str, Any]]) -> str:
+    """A titled table of samples (``tr.sample``, which the filter box filters), empty for none.
+
+    Each sample is a dict with ``score``, ``label`` (under the score), ``prompt``,
+    ``completion`` and ``notes``: ``(css class, text)`` lines shown under the completion.
+
+    >>> sample = {"score": 1.0, "label": "#0", "prompt": "<p>", "completion": "c", "notes": [("reason", "ok")]}
+    >>> samples_table("t", [sample])
+    "<h3>t</h3><table class='samples'>...<pre>&lt;p&gt;</pre>...<div class='reason'>ok</div></td></tr></tbody></table>"
+    """
+    if not samples:
+        return ""
+    rows = []
+    for s in samples:
+        notes = "".join(f"<div class='{escape(css)}'>{escape(text)}</div>" for css, text in s.get("notes", []) if text)
+        rows.append(
+            f"<tr class='sample'><td class='num'>{number(s.get('score'))}<br><small>{escape(s.get('label', ''))}"
+            f"</small></td><td><pre>{escape(s.get('prompt', ''))}</pre></td>"
+            f"<td><pre>{escape(s.get('completion', ''))}</pre>{notes}</td></tr>"
+        )
+    return (
+        f"<h3>{escape(title)}</h3><table class='samples'><thead><tr><th>score</th><th>prompt</th>"
+        f"<th>completion and reason</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def html_page(title: str, body: str, *, css: str = "", data: Any = None, script: str = "") -> str:

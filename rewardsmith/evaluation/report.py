@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewardsmith.core.pages import escape, html_page, number, percent
+from rewardsmith.core.pages import escape, html_page, number, percent, samples_table
 
 __all__ = ["render_report"]
 
@@ -70,26 +70,18 @@ def _summary_table(rewards: dict[str, Any], first: str) -> str:
     return f'<table class="sortable"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def _sample_rows(samples: list[dict[str, Any]]) -> str:
-    out = []
-    for s in samples:
-        note = f'<div class="reason err">{escape(s["error"])}</div>' if s.get("error") else ""
-        reason = f'<div class="reason">{escape(s["reason"])}</div>' if s.get("reason") else ""
-        out.append(
-            f'<tr class="sample"><td class="num">{number(s["score"])}<br>'
-            f"<small>#{s['index']}.{s['sample']}</small></td>"
-            f"<td><pre>{escape(s['prompt'])}</pre></td><td><pre>{escape(s['completion'])}</pre>{reason}{note}</td></tr>"
-        )
-    return "".join(out)
-
-
 def _samples_table(title: str, samples: list[dict[str, Any]]) -> str:
-    if not samples:
-        return ""
-    return (
-        f"<h3>{escape(title)}</h3><table class='samples'><thead><tr><th>score</th><th>prompt</th>"
-        f"<th>completion and reason</th></tr></thead><tbody>{_sample_rows(samples)}</tbody></table>"
-    )
+    shown = [
+        {
+            "score": s["score"],
+            "label": f"#{s['index']}.{s['sample']}",
+            "prompt": s["prompt"],
+            "completion": s["completion"],
+            "notes": [("reason", s.get("reason")), ("reason err", s.get("error"))],
+        }
+        for s in samples
+    ]
+    return samples_table(title, shown)
 
 
 def render_report(summary: dict[str, Any], samples: dict[str, Any], job: dict[str, Any]) -> str:
