@@ -26,6 +26,7 @@ from rewardsmith.check.probes import CALIBRATION, FAMILIES, Probe, calibration, 
 from rewardsmith.check.rows import Format, RowContext, build_rows, candidate_formats, choose_formats, declared_columns
 from rewardsmith.check.scoring import Sample, Scorer
 from rewardsmith.core.errors import DatasetError, RewardConfigError
+from rewardsmith.core.inputs import completion_text
 from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
 
@@ -119,7 +120,7 @@ class _Audit:
 
 
 def _record(row: int, probe: Probe, outcome: Any, extra: dict[str, Any]) -> Record:
-    text = probe.completion if isinstance(probe.completion, str) else str(probe.completion)
+    text = completion_text(probe.completion)
     return Record(
         row, probe.family, probe.variant, probe.judged, outcome.score, outcome.reason[:500], outcome.failure,
         outcome.seconds, len(text), preview(text), extra,

@@ -21,7 +21,8 @@ _CSS = """
 .fail{background:#fbe0dd;color:#a1261b}.ok{color:#17692f}.bad{color:#a1261b;font-weight:600}.na{color:#8a93a3}
 .bars svg{width:100%}.bars rect.bar{fill:#4f7cd6}.bars rect.hit{fill:#d4574a}.bars text{font-size:12px;fill:#1d2330}
 .bars line{stroke:#a1261b;stroke-dasharray:4 3}details{margin:4px 0}summary{cursor:pointer;color:#3b5bab}
-td.text{text-align:left;max-width:430px}
+.left td,.left th{text-align:left}.left td.num,.left th.num{text-align:right}pre{text-align:left}
+.families td:last-child,.families th:last-child{text-align:left;width:46%}
 """
 
 _SCRIPT = r"""
@@ -86,10 +87,10 @@ def _families(probes: dict[str, Any]) -> str:
     rows = []
     for family, info in probes.items():
         worst = info.get("worst") or {}
+        reason = f": {escape(worst['reason'])}" if worst.get("reason") else ""
         shown = (
             f"<pre>{escape(worst.get('completion', ''))}</pre><div class='reason'>{escape(worst.get('variant', ''))}"
-            f" · score {number(worst.get('score'))} (reference {number(worst.get('reference_score'))}): "
-            f"{escape(worst.get('reason', ''))}</div>"
+            f" · score {number(worst.get('score'))} (reference {number(worst.get('reference_score'))}){reason}</div>"
             if worst
             else ""
         )
@@ -113,7 +114,8 @@ def _families(probes: dict[str, Any]) -> str:
                 f"<div class='text'>{shown}<details><summary>variants</summary>{variants}</details></div>",
             ]
         )
-    return _table(["family", "probes", "mean", "≥ reference", "closeness", "verdict", "worst example"], rows)
+    head = ["family", "probes", "mean", "≥ reference", "closeness", "verdict", "worst example"]
+    return _table(head, rows, "sortable families")
 
 
 def _sections(s: dict[str, Any]) -> list[str]:
@@ -190,11 +192,10 @@ def render_check_page(summary: dict[str, Any]) -> str:
     parts.append("<h2>Findings</h2>")
     if findings:
         rows = [
-            [escape(f["check"]), escape(f["name"]), f"<div class='text'>{escape(f['message'])}</div>",
-             number(f.get("value")), number(f.get("threshold"))]
+            [escape(f["check"]), escape(f["message"]), number(f.get("value")), number(f.get("threshold"))]
             for f in findings
-        ]  # fmt: skip
-        parts.append(_table(["check", "name", "what", "value", "threshold"], rows))
+        ]
+        parts.append(_table(["check", "what", "value", "threshold"], rows, "sortable left"))
     else:
         parts.append("<p class='ok'>No check passed its threshold.</p>")
     probes = summary.get("probes", {})

@@ -237,7 +237,7 @@ def declared_columns(reward: Reward) -> list[str]:
         names += [head, *[n for n in rest.rstrip(")").split(", ") if n]]
     names += list(reward.optional_columns)
     fn = getattr(reward, "fn", None)
-    if fn is not None and not names:
+    if fn is not None and not names and reward.is_batch_reward():
         import inspect
 
         try:
