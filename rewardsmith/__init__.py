@@ -64,7 +64,13 @@ _LAZY = {
 }
 
 
+#: Subpackages reached as attributes (``rewardsmith.check(...)`` runs an audit: the package is callable).
+_SUBPACKAGES = ("check",)
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"rewardsmith.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'rewardsmith' has no attribute {name!r}")
@@ -74,7 +80,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_LAZY])
+    return sorted({*globals(), *_LAZY, *_SUBPACKAGES})
 
 
 __all__ = [
@@ -97,6 +103,7 @@ __all__ = [
     "UnknownRewardError",
     "Value",
     "__version__",
+    "check",
     "combine",
     "describe_reward",
     "evaluate",

@@ -200,6 +200,119 @@ def _print_eval_summary(report: Any) -> None:
     console.print(f"results: {report.results_path}\nsummary: {report.summary_path}\nreport:  {report.report_path}")
 
 
+_Limit = Annotated[float | None, typer.Option(show_default=False)]
+
+
+@app.command("check")
+def check_command(
+    reward: Annotated[str, typer.Argument(help="A registered name, './file.py:fn', 'pkg.mod:fn' or a JSON entry.")],
+    settings: Annotated[list[str] | None, typer.Argument(help="Reward settings as key=value (JSON values).")] = None,
+    dataset: Annotated[str, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")] = "",
+    split: Annotated[str, typer.Option()] = "test",
+    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
+    converter: Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, ...")] = None,
+    system_prompt: _Text = None,
+    max_samples: Annotated[int | None, typer.Option(help="Check the first N rows.")] = None,
+    gold_column: Annotated[str | None, typer.Option(help="Reference solutions (default: solution); 'none'.")] = None,
+    answer_column: Annotated[str | None, typer.Option(help="Reference answers (default: the reward's).")] = None,
+    completions_column: Annotated[
+        str | None, typer.Option(help="Completions to score (one or a list per row).")
+    ] = None,
+    labels_column: Annotated[str | None, typer.Option(help="Right/wrong labels of those completions.")] = None,
+    against: Annotated[str | None, typer.Option(help="A second reward; list where the two disagree.")] = None,
+    families: Annotated[str | None, typer.Option(help="Probe families, comma-separated (default: all).")] = None,
+    model: Annotated[str | None, typer.Option(help="Sample completions from this model (signal).")] = None,
+    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")] = None,
+    backend: Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")] = None,
+    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")] = None,
+    n: Annotated[int, typer.Option("--n", "-n", help="Completions sampled per prompt.")] = 4,
+    temperature: Annotated[float | None, typer.Option()] = None,
+    max_tokens: Annotated[int | None, typer.Option()] = None,
+    pass_threshold: Annotated[float | None, typer.Option(help="Score a labelled completion needs to pass.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds per sample, in a worker process (0: no limit).")] = 20.0,
+    workers: Annotated[int, typer.Option(help="Worker processes scoring samples.")] = 1,
+    output_dir: Annotated[Path | None, typer.Option(help="Where check.json and check.html go.")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show rows done, time left.")] = True,
+    imports: Annotated[
+        list[str] | None,
+        typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
+    ] = None,
+    max_share: _Limit = None,
+    max_closeness: _Limit = None,
+    min_gold: _Limit = None,
+    max_error_rate: _Limit = None,
+    max_seconds: _Limit = None,
+    max_false_positive: _Limit = None,
+    max_false_negative: _Limit = None,
+    max_tied: _Limit = None,
+    max_disagreement: _Limit = None,
+) -> None:
+    """Audit a reward on a dataset: gaming probes, reference solutions, labels, cost, signal. Exit 1 on findings."""
+    from rewardsmith.check import check
+    from rewardsmith.check.terminal import print_summary
+    from rewardsmith.core.configfile import import_modules
+    from rewardsmith.core.problems import ConfigProblems
+
+    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
+    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
+    limits.update(max_tied=max_tied, max_disagreement=max_disagreement)
+    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
+    options.update(max_samples=max_samples)
+    sampler = None
+    try:
+        problems = ConfigProblems("the check")
+        import_modules(list(imports or []), problems)
+        problems.raise_if_any()
+        if not dataset:
+            raise RewardConfigError("rewardsmith check needs --dataset (a Hub name, a local file, or fireworks:...)")
+        spec: Any = json.loads(reward) if reward.lstrip().startswith("{") else reward
+        if settings:
+            from rewardsmith.core.registry import get_reward
+
+            spec = get_reward(spec, **dict(_parse_setting(s) for s in settings))
+        if model is not None:
+            require_extra("eval", "sampling completions for rewardsmith check")
+            from rewardsmith.evaluation.backends import ModelSampler
+
+            generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
+            generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
+            sampler = ModelSampler({k: v for k, v in generation.items() if v is not None})
+        report = check(
+            spec,
+            dataset,
+            split=split,
+            gold_column="" if gold_column == "none" else gold_column,
+            answer_column=answer_column,
+            completions_column=completions_column,
+            labels_column=labels_column,
+            against=against,
+            sample=sampler,
+            n=n,
+            families=None if families is None else [f.strip() for f in families.split(",") if f.strip()],
+            thresholds={k: v for k, v in limits.items() if v is not None},
+            pass_threshold=pass_threshold,
+            timeout=timeout or None,
+            workers=workers,
+            output_dir=output_dir,
+            progress=progress,
+            **{k: v for k, v in options.items() if v is not None},
+        )
+    except RewardsmithError as exc:
+        _fail(exc)
+        return
+    except KeyboardInterrupt:
+        err_console.print("interrupted: the rows done so far are summed up in check.json and check.html")
+        raise typer.Exit(code=130) from None
+    finally:
+        if sampler is not None:
+            sampler.close()
+    print_summary(report.summary, console)
+    if report.output_dir is not None:
+        console.print(f"check.json: {report.json_path}\ncheck.html: {report.html_path}", highlight=False)
+    if report.findings:
+        raise typer.Exit(code=1)
+
+
 @datasets_app.command("push")
 def datasets_push(
     source: Annotated[str, typer.Argument(help="Hub name or local file (.jsonl, .json, .parquet, .csv).")],

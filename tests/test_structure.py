@@ -30,6 +30,7 @@ LAYERS = [
     "data",
     "judges",
     "check",
+    "testing",
     "train",
     "evaluation",
     "integrations",
@@ -220,8 +221,11 @@ def test_a_reward_by_name_loads_no_heavy_library():
 
 
 def test_one_name_per_idea_at_the_top_level():
+    import rewardsmith.check
     import rewardsmith.evaluation
 
+    assert inspect.ismodule(rewardsmith.check) and callable(rewardsmith.check)  # the audit's package runs an audit
+    assert inspect.isfunction(rewardsmith.check.check) and rewardsmith.check.audit.check is rewardsmith.check.check
     assert inspect.ismodule(rewardsmith.evaluation)
     assert inspect.isfunction(rewardsmith.evaluate)
     assert rewardsmith.evaluate is rewardsmith.evaluation.evaluate

@@ -35,10 +35,13 @@ from rewardsmith.core.stats import RewardStats
 __all__ = [
     "MAX_WORKERS",
     "ON_ERROR_CHOICES",
+    "ON_ERROR_DEFAULT",
+    "DefaultSetting",
     "OnError",
     "Runtime",
     "Scored",
     "finish",
+    "is_default_setting",
     "map_inline",
     "run_inline",
     "score_safely",
@@ -49,6 +52,31 @@ OnError = Literal["none", "zero", "raise"]
 ON_ERROR_CHOICES: tuple[str, ...] = ("none", "zero", "raise")
 #: More workers than this is a mistake whatever the engine (a local pool also stops at the machine's CPUs).
 MAX_WORKERS = 1024
+
+
+class DefaultSetting(str):
+    """A setting's value when nobody set it: equal to the plain value, but recognisably the default.
+
+    ``on_error`` defaults to ``DefaultSetting("none")``, so that "left at the
+    default" and "set to ``"none"`` on purpose" can be told apart (a training
+    run stops on a reward that fails on every sample unless ``on_error`` was
+    set on purpose).
+
+    >>> ON_ERROR_DEFAULT == "none", is_default_setting(ON_ERROR_DEFAULT), is_default_setting("none")
+    (True, True, False)
+    """
+
+    __slots__ = ()
+
+
+#: ``on_error``'s default: ``"none"``, marked as not chosen by the user.
+ON_ERROR_DEFAULT: OnError = DefaultSetting("none")  # type: ignore[assignment]
+
+
+def is_default_setting(value: Any) -> bool:
+    """Whether ``value`` is a setting left at its default (a :class:`DefaultSetting`)."""
+    return type(value) is DefaultSetting
+
 
 _INF, _NEG_INF = math.inf, -math.inf
 
@@ -196,7 +224,7 @@ def finish(
     if not explain and to_result is None:
         scores = _all_scored(values)
         if scores is not None:
-            stats.account(name, on_error, [], len(values), log_metric, log_timeouts)
+            stats.account(name, on_error, [], len(values), log_metric, log_timeouts, scores)
             return Scored(scores)
     if explain:
         convert = to_result or functools.partial(_default_result, name=name)
@@ -223,9 +251,9 @@ def finish(
         failures.append((index, value))
         score = 0.0 if on_error == "zero" else None
         append(RewardResult(score, f"{value.kind}: {value.message}", {}, value.message) if explain else score)
-    stats.account(name, on_error, failures, len(values), log_metric, log_timeouts)
-    failed = {index for index, _ in failures} if on_error != "zero" else set()
-    return Scored(out, failed)
+    scored = Scored(out, {index for index, _ in failures} if on_error != "zero" else set())
+    stats.account(name, on_error, failures, len(values), log_metric, log_timeouts, scored.scores)
+    return scored
 
 
 def _default_result(raw: Any, name: str) -> RewardResult:

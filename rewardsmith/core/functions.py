@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardsmith.core.async_reward import AsyncReward
-from rewardsmith.core.engine import OnError
+from rewardsmith.core.engine import ON_ERROR_DEFAULT, OnError
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Input, Value
 from rewardsmith.core.inputs import Batch
@@ -226,7 +226,7 @@ def reward(
     name: str | None = None,
     timeout: float | None = None,
     workers: int = 1,
-    on_error: OnError = "none",
+    on_error: OnError = ON_ERROR_DEFAULT,
     engine: str = "local",
     max_concurrency: int | None = None,
 ) -> Any:

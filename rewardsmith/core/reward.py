@@ -46,9 +46,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from rewardsmith.core.engine import (
+    ON_ERROR_DEFAULT,
     OnError,
     Runtime,
     Scored,
+    is_default_setting,
     map_inline,
     run_inline,
     score_safely,
@@ -60,6 +62,7 @@ from rewardsmith.core.injection import Injection, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.pickling import dumps_for_worker, file_modules
 from rewardsmith.core.result import RewardResult, to_result
+from rewardsmith.core.stats import RewardStats
 
 __all__ = ["ENGINE_SETTINGS", "Reward", "snake_case"]
 
@@ -116,7 +119,7 @@ class Reward:
 
     timeout: float | None = None
     workers: int = 1
-    on_error: OnError = "none"
+    on_error: OnError = ON_ERROR_DEFAULT
     engine: str = "local"
 
     #: The name TRL logs (``rewards/<name>/mean``); defaults to the class name in snake_case.
@@ -332,6 +335,32 @@ class Reward:
     def stats(self) -> dict[str, int]:
         """Samples scored, errors, timeouts and worker crashes so far (in this process)."""
         return self._runtime().stats.as_dict()
+
+    @property
+    def counters(self) -> RewardStats:
+        """The live counters behind :attr:`stats` (also unscored samples, the first failure, the last scores).
+
+        >>> from rewardsmith import reward
+        >>> @reward
+        ... def picky(completion: str) -> float | None:
+        ...     return None if completion == "?" else float(int(completion))
+        >>> picky(completions=["1", "?", "x"])
+        [1.0, None, None]
+        >>> c = picky.counters
+        >>> c.samples, c.nones, c.errors, c.first_failure.exc_type, c.last_scores
+        (3, 2, 1, 'ValueError', [1.0, None, None])
+        """
+        return self._runtime().stats
+
+    @property
+    def on_error_explicit(self) -> bool:
+        """Whether ``on_error`` was set on purpose (in code or a config) rather than left at its default.
+
+        >>> from rewardsmith import get_reward
+        >>> get_reward("think_format").on_error_explicit, get_reward("think_format", on_error="none").on_error_explicit
+        (False, True)
+        """
+        return not is_default_setting(self.on_error)
 
     # -- dispatch to the engine ------------------------------------------------------------------
 

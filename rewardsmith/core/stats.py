@@ -1,10 +1,12 @@
 """What a reward counts while it runs: samples, errors, timeouts, crashes; and how failures are reported.
 
 Each reward object keeps one :class:`RewardStats` per process (never pickled).
-After every batch, :meth:`RewardStats.account` counts the batch's failures,
-raises for ``on_error="raise"``, logs the first traceback of each kind of
-failure once, and reports counts through TRL's ``log_metric`` as
-``<name>/errors`` (and ``<name>/timeouts`` for rewards with a timeout).
+After every batch, :meth:`RewardStats.account` counts the batch's failures
+and unscored samples, keeps the first failure (with its traceback) and the
+last batch's scores for monitors to read, raises for ``on_error="raise"``,
+logs the first traceback of each kind of failure once, and reports counts
+through TRL's ``log_metric`` as ``<name>/errors`` (and ``<name>/timeouts`` for
+rewards with a timeout).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class RewardStats:
     >>> stats.account("demo", "none", [(1, Failure("timeout", "timed out after 1s", "Timeout"))], 4, None, True)
     >>> stats.as_dict()
     {'samples': 4, 'errors': 1, 'timeouts': 1, 'crashes': 0}
+    >>> stats.first_failure.kind, stats.batches
+    ('timeout', 1)
     """
 
     def __init__(self) -> None:
@@ -36,6 +40,14 @@ class RewardStats:
         self.errors = 0
         self.timeouts = 0
         self.crashes = 0
+        #: Samples that were not scored (``None``: not applicable, or failed under ``on_error="none"``).
+        self.nones = 0
+        #: Batches scored so far.
+        self.batches = 0
+        #: The first failure seen in this process (its traceback kept), for messages about a failing reward.
+        self.first_failure: Failure | None = None
+        #: The scores of the last batch (a reference to the list returned, not a copy), for monitors.
+        self.last_scores: list[float | None] | None = None
         self.seen: set[str] = set()
 
     def as_dict(self) -> dict[str, int]:
@@ -50,15 +62,27 @@ class RewardStats:
         n: int,
         log_metric: Callable[[str, float], None] | None,
         log_timeouts: bool,
+        scores: list[float | None] | None = None,
     ) -> None:
-        """Count, log and (for ``on_error="raise"``) raise the failures of one batch of ``n`` samples."""
+        """Count, log and (for ``on_error="raise"``) raise the failures of one batch of ``n`` samples.
+
+        ``scores`` are the batch's scores (``None`` where not scored), counted
+        and kept as :attr:`last_scores`.
+        """
         timeouts = sum(1 for _, f in failures if f.kind == "timeout")
         crashes = sum(1 for _, f in failures if f.kind == "crash")
         with self.lock:
             self.samples += n
+            self.batches += 1
             self.errors += len(failures)
             self.timeouts += timeouts
             self.crashes += crashes
+            if scores is not None:
+                self.nones += scores.count(None)
+                self.last_scores = scores
+            if failures and self.first_failure is None:
+                self.first_failure = failures[0][1]
+                self.first_failure.format_traceback()
             new = []
             for index, failure in failures:
                 if failure.signature not in self.seen:

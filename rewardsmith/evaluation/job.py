@@ -37,10 +37,10 @@ from typing import Any
 
 from rewardsmith.core.extras import require_extra
 from rewardsmith.core.problems import ConfigProblems
+from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
 from rewardsmith.evaluation.engines import Shard, ShardScores, eval_engine
 from rewardsmith.evaluation.generation import Generated, GenerationConfig, SampleRequest
-from rewardsmith.evaluation.progress import Progress
 from rewardsmith.evaluation.report import render_report
 from rewardsmith.evaluation.results import REPORT, SUMMARY, JobFolder, iter_results
 from rewardsmith.evaluation.summary import SummaryBuilder

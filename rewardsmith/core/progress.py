@@ -1,9 +1,10 @@
-"""Progress of an evaluation job: rows done, rows per second, and the time left.
+"""Progress of long work (an evaluation job, a reward audit): items done, items per second, the time left.
 
 On a terminal it is a live bar (``rich``); elsewhere (a log file, CI, a
 pipe) one line every ``interval`` seconds and one at the end, so logs stay
-readable. Rows per second count this run only (rows read back from an earlier
+readable. Items per second count this run only (rows read back from an earlier
 run are not "done" now), so the estimate of the time left stays honest.
+``rich`` is imported only when a bar is drawn.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ def format_duration(seconds: float) -> str:
 
 
 class Progress:
-    """Rows done of ``total`` (``None`` when unknown), with rows/s and an ETA; ``done`` rows were there already.
+    """Items done of ``total`` (``None`` when unknown), with items/s and an ETA; ``done`` items were there already.
+
+    ``label`` starts each line and ``unit`` names the items (``eval: 60/100 rows``).
 
     >>> import io
     >>> out = io.StringIO()
@@ -51,7 +54,11 @@ class Progress:
         stream: IO[str] | None = None,
         interval: float = 10.0,
         clock: Any = time.monotonic,
+        label: str = "eval",
+        unit: str = "rows",
     ) -> None:
+        self.label = label
+        self.unit = unit
         self.total = total
         self.done = done
         self.start_done = done
@@ -70,32 +77,34 @@ class Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, TextColumn, TimeRemainingColumn
         from rich.progress import Progress as RichProgress
 
-        class RowsPerSecond(ProgressColumn):
+        unit = self.unit
+
+        class PerSecond(ProgressColumn):
             def render(self, task: Any) -> Any:
                 from rich.text import Text
 
-                return Text(f"{task.speed or 0:,.1f} rows/s")
+                return Text(f"{task.speed or 0:,.1f} {unit}/s")
 
         self._bar = RichProgress(
-            TextColumn("eval"),
+            TextColumn(self.label),
             BarColumn(),
             MofNCompleteColumn(),
-            RowsPerSecond(),
+            PerSecond(),
             TextColumn("ETA"),
             TimeRemainingColumn(),
             console=Console(file=self.stream),
             transient=False,
         )
-        self._task = self._bar.add_task("eval", total=self.total, completed=self.done)
+        self._task = self._bar.add_task(self.label, total=self.total, completed=self.done)
         self._bar.start()
 
     def rate(self, now: float) -> float:
-        """Rows per second in this run so far."""
+        """Items per second in this run so far."""
         elapsed = now - self.started
         return (self.done - self.start_done) / elapsed if elapsed > 0 else 0.0
 
     def advance(self, rows: int) -> None:
-        """``rows`` more rows are done."""
+        """``rows`` more items are done."""
         self.done += rows
         if not self.enabled:
             return
@@ -109,15 +118,15 @@ class Progress:
             eta = ""
             if self.total is not None and rate > 0:
                 eta = f", ETA {format_duration((self.total - self.done) / rate)}"
-            self._line(f"{rate:,.1f} rows/s{eta}")
+            self._line(f"{rate:,.1f} {self.unit}/s{eta}")
 
     def _line(self, tail: str) -> None:
         count = f"{self.done:,}" + (f"/{self.total:,}" if self.total is not None else "")
         share = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
-        print(f"eval: {count} rows{share}, {tail}", file=self.stream, flush=True)
+        print(f"{self.label}: {count} {self.unit}{share}, {tail}", file=self.stream, flush=True)
 
     def finish(self, complete: bool = False) -> None:
-        """The last word: rows, rate, and the time taken."""
+        """The last word: items, rate, and the time taken."""
         if not self.enabled:
             return
         if self._bar is not None:
@@ -125,4 +134,4 @@ class Progress:
             self._bar = None
         now = self.clock()
         ending = "done in" if complete else "stopped after"
-        self._line(f"{self.rate(now):,.1f} rows/s, {ending} {format_duration(now - self.started)}")
+        self._line(f"{self.rate(now):,.1f} {self.unit}/s, {ending} {format_duration(now - self.started)}")

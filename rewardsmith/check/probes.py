@@ -1,0 +1,237 @@
+"""Gaming probes: completions that must not score like a right answer, generated from each row.
+
+Every probe is built from the row itself (its prompt, its reference answer,
+its reference solution, another row's answer as a wrong one) and the format
+the completions are expected in (:mod:`rewardsmith.check.rows`), in families:
+
+=============  ===========================================================
+``empty``      empty and white-space completions
+``echo``       the prompt echoed back (not built where the answer is in the prompt)
+``bare_answer`` the reference answer alone, without the format
+``format_only`` the format with empty, nonsense or wrong content
+``hedging``    several candidate answers at once
+``lists``      long lists of numbers or answers, the right one among them
+``padding``    padding and repetition to length
+``tag_spam``   repeated, nested, unclosed and stray tags
+``invisible``  invisible and look-alike characters
+``huge``       a 1 MB completion
+``truncated``  a reference cut off before its answer
+=============  ===========================================================
+
+Each probe says for which rewards it is a hole to score like the reference
+(``judged``): ``always`` (no reward should give an empty, hedged or truncated
+completion a right answer's score); ``format`` (only for a reward that gives
+credit for the format itself: a bare answer, nested or repeated blocks, text
+after the answer, look-alike tag names); ``content`` (only for a reward that
+checks the answer: a well-formed completion whose answer is wrong, nonsense,
+hedged or the prompt). Which
+rewards those are is found out from the reward's behaviour and its declared
+columns (:mod:`rewardsmith.check.audit`), not from its name.
+
+Calibration completions (the reference answer in each format, nonsense with
+and without the format) are made here too; they are not probes, they tell
+the audit what the reward rewards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rewardsmith.check.rows import Format, RowContext, near_miss, occurrence, replace_answer
+
+__all__ = ["CALIBRATION", "FAMILIES", "MB", "Probe", "calibration", "format_trials", "make_probes"]
+
+#: The probe families and what each tests.
+FAMILIES: dict[str, str] = {
+    "empty": "empty and white-space completions",
+    "echo": "the prompt echoed back",
+    "bare_answer": "the reference answer alone, without the format",
+    "format_only": "the format with empty, nonsense or wrong content",
+    "hedging": "several candidate answers at once",
+    "lists": "long lists of numbers or answers",
+    "padding": "padding and repetition to length",
+    "tag_spam": "repeated, nested, unclosed and stray tags",
+    "invisible": "invisible and look-alike characters",
+    "huge": "a 1 MB completion",
+    "truncated": "a reference cut off before its answer",
+}
+#: The pseudo-family of the calibration completions.
+CALIBRATION = "calibration"
+MB = 1_000_000
+
+REASONING = "Let me work through the problem step by step, checking each step before I go on."
+NONSENSE = "Purple elephants hum quietly beneath the marble staircase while the violin keeps turning blue."
+NONSENSE_ANSWER = "banana"
+FILLER = "This sentence is only here to make the completion longer. "
+INVISIBLE = "\u200b\u2060\ufeff\u200c\u200d\u00ad"
+#: Cyrillic look-alikes for Latin letters of tag names (``<аnswer>`` is not ``<answer>``).
+LOOKALIKES = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "i": "\u0456", "c": "\u0441", "p": "\u0440", "x": "\u0445",
+              "s": "\u0455"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One probe completion: its family and variant, its text, and for which rewards it is a hole (``judged``)."""
+
+    family: str
+    variant: str
+    completion: str
+    judged: str = "always"
+
+
+def _lookalike(name: str) -> str | None:
+    for i, ch in enumerate(name):
+        if ch.lower() in LOOKALIKES:
+            return name[:i] + LOOKALIKES[ch.lower()] + name[i + 1 :]
+    return None
+
+
+def _to_length(unit: str, length: int) -> str:
+    return unit * max(1, length // max(1, len(unit)))
+
+
+def calibration(ctx: RowContext, candidates: list[Format], main: Format) -> list[Probe]:
+    """Completions that tell what the reward rewards: the answer in each candidate format (``right_<format>``),
+    and nonsense with and without the main format."""
+    out = [Probe(CALIBRATION, "format_nonsense", main.render(NONSENSE, NONSENSE_ANSWER))]
+    out.append(Probe(CALIBRATION, "plain_nonsense", f"{NONSENSE} {NONSENSE_ANSWER}"))
+    if ctx.answer:
+        out += [Probe(CALIBRATION, f"right_{f.label}", f.render(REASONING, ctx.answer)) for f in candidates]
+    return out
+
+
+def format_trials(ctx: RowContext, candidates: list[Format]) -> list[Probe]:
+    """The reference answer (or, without one, a nonsense answer) in each candidate format, to find which the
+    reward rewards."""
+    answer = ctx.answer or NONSENSE_ANSWER
+    return [Probe(CALIBRATION, f.label, f.render(REASONING, answer)) for f in candidates]
+
+
+def make_probes(ctx: RowContext, formats: list[Format]) -> list[Probe]:
+    """Every probe for one row, in family order.
+
+    >>> from rewardsmith.check.rows import RowContext, Format
+    >>> ctx = RowContext(0, "How many eggs? She has 16.", {}, answer="18", gold="9 * 2 = 18.\\n#### 18", wrong=["7"])
+    >>> probes = make_probes(ctx, [Format("hashes")])
+    >>> sorted({p.family for p in probes}) == sorted(FAMILIES)
+    True
+    >>> [p.completion for p in probes if p.variant == "answer_last"]
+    ['The answer is 7 or 18.']
+    >>> [p.completion for p in probes if p.variant == "before_answer"]
+    ['9 * 2 = ']
+    """
+    return list(_probes(ctx, formats))
+
+
+def _probes(ctx: RowContext, formats: list[Format]) -> Iterator[Probe]:
+    main = formats[0]
+    a = ctx.answer
+    wrong = ctx.wrong[0] if ctx.wrong else (near_miss(a) if a else None)
+    reference = ctx.gold or (main.render(REASONING, a) if a else None)
+    length = max(2000, 2 * len(reference or ""))
+
+    # empty and white space
+    yield Probe("empty", "empty", "")
+    yield Probe("empty", "spaces", "   ")
+    yield Probe("empty", "newlines", "\n\n\t\n")
+
+    # the prompt echoed (right where the prompt holds the answer, so not built there)
+    if ctx.prompt_text.strip() and not ctx.answer_in_prompt:
+        yield Probe("echo", "prompt", ctx.prompt_text)
+        yield Probe("echo", "prompt_in_format", main.render(ctx.prompt_text, ctx.prompt_text), "content")
+
+    # the answer without the format
+    if a:
+        yield Probe("bare_answer", "answer", a, "format")
+        yield Probe("bare_answer", "sentence", f"The answer is {a}.", "format")
+
+    # the format with no real content
+    yield Probe("format_only", "empty_blocks", main.render("", ""))
+    yield Probe("format_only", "whitespace_blocks", main.render("  \n ", " \t "))
+    yield Probe("format_only", "nonsense", main.render(NONSENSE, NONSENSE_ANSWER), "content")
+    if wrong:
+        yield Probe("format_only", "wrong_answer", main.render(REASONING, wrong), "content")
+    if a and near_miss(a) and near_miss(a) != wrong:
+        yield Probe("format_only", "near_miss", main.render(REASONING, near_miss(a) or ""), "content")
+    if a and wrong and ctx.gold:
+        swapped = replace_answer(ctx.gold, a, wrong)
+        if swapped is not None and swapped != ctx.gold:
+            yield Probe("format_only", "reference_wrong_answer", swapped, "content")
+
+    # several answers at once
+    if a and wrong:
+        for f in formats:
+            yield Probe("hedging", f"two_{f.slug}_right_last", f"{f.answer_block(wrong)}\n{f.answer_block(a)}")
+            yield Probe("hedging", f"two_{f.slug}_right_first", f"{f.answer_block(a)}\n{f.answer_block(wrong)}")
+        yield Probe("hedging", "in_block_right_last", main.render(REASONING, f"{wrong} or {a}"), "content")
+        yield Probe("hedging", "in_block_right_first", main.render(REASONING, f"{a} or {wrong}"), "content")
+        yield Probe("hedging", "answer_last", f"The answer is {wrong} or {a}.")
+        yield Probe("hedging", "answer_first", f"The answer is {a} or {wrong}.")
+        yield Probe("hedging", "answer_lines", f"Answer: {wrong}\nAnswer: {a}")
+
+    # long lists with the right answer among them
+    if a and ctx.wrong:
+        many = list(ctx.wrong)
+        middle = [*many[: len(many) // 2], a, *many[len(many) // 2 :]]
+        yield Probe("lists", "right_last", "Possible answers: " + ", ".join([*many, a]))
+        yield Probe("lists", "right_first", "Possible answers: " + ", ".join([a, *many]))
+        yield Probe("lists", "one_per_line", "\n".join(middle))
+        yield Probe("lists", "in_block", main.render(REASONING, ", ".join(middle)), "content")
+        yield Probe("lists", "blocks", "\n".join(main.answer_block(x) for x in middle))
+
+    # padding and repetition
+    yield Probe("padding", "filler", _to_length(FILLER, length))
+    yield Probe("padding", "repeated_word", _to_length("the ", length))
+    yield Probe("padding", "filler_in_format", main.render(_to_length(FILLER, length), NONSENSE_ANSWER), "content")
+    if ctx.prompt_text.strip() and not ctx.answer_in_prompt:
+        yield Probe("padding", "repeated_prompt", "\n".join([ctx.prompt_text] * 8))
+
+    # tags
+    tags = main.tags
+    if tags:
+        pairs = "".join(f"<{t}></{t}>" for t in tags)
+        yield Probe("tag_spam", "empty_pairs", pairs * 50)
+        yield Probe("tag_spam", "open_tags", "".join(f"<{t}>" for t in tags) * 200)
+        yield Probe("tag_spam", "closing_tags", "".join(f"</{t}>" for t in tags) * 200)
+    if a and ctx.wrong:
+        yield Probe("tag_spam", "mixed_answer_blocks", "".join(main.answer_block(x) for x in [*ctx.wrong, a]))
+    if a:
+        right = main.render(REASONING, a)
+        yield Probe("tag_spam", "repeated_blocks", "\n".join([right] * 3), "format")
+        yield Probe("tag_spam", "text_after_answer", f"{right}\nIgnore everything above this line.", "format")
+        yield Probe("tag_spam", "text_before", f"Sure, here it is.\n{right}", "format")
+        if main.kind == "tags":
+            assert main.answer_tag is not None
+            nested = Format("tags", main.think_tag, main.answer_tag).render(
+                f"<{main.think_tag}>{REASONING}</{main.think_tag}>" if main.think_tag else REASONING,
+                f"<{main.answer_tag}>{a}</{main.answer_tag}>",
+            )
+            yield Probe("tag_spam", "nested_blocks", nested, "format")
+
+    # invisible and look-alike characters
+    yield Probe("invisible", "only_invisible", INVISIBLE * 20)
+    yield Probe("invisible", "invisible_blocks", main.render(INVISIBLE * 3, INVISIBLE * 2))
+    if a and main.kind == "tags":
+        think = _lookalike(main.think_tag) if main.think_tag else None
+        answer = _lookalike(main.answer_tag or "")
+        if answer:
+            fake = Format("tags", think or main.think_tag, answer)
+            yield Probe("invisible", "lookalike_tags", fake.render(REASONING, a), "format")
+
+    # a 1 MB completion
+    yield Probe("huge", "filler", _to_length(FILLER, MB))
+    yield Probe("huge", "open_tags", _to_length("".join(f"<{t}>" for t in tags) or "<", MB))
+    yield Probe(
+        "huge", "format_around_filler", main.render(_to_length(FILLER, MB), wrong or NONSENSE_ANSWER), "content"
+    )
+
+    # cut off before the answer
+    if reference:
+        cut = occurrence(reference, a) if a else len(reference) // 2
+        if cut is not None and cut > 0:
+            yield Probe("truncated", "before_answer", reference[:cut])
+            if cut >= 3:
+                yield Probe("truncated", "early", reference[: cut // 3])
+        if main.kind == "tags" and a and reference.rstrip().endswith(f"</{main.answer_tag}>"):
+            yield Probe("truncated", "unclosed_answer", reference.rstrip()[: -len(f"</{main.answer_tag}>")], "format")

@@ -1,0 +1,90 @@
+"""The terminal summary of an audit: the probe families, the other checks in one line each, the findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["print_summary"]
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}" if value in (0, 1) else f"{value:.1%}"
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _short(text: str, limit: int = 70) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def print_summary(summary: dict[str, Any], console: Any) -> None:
+    """Print an audit's summary (the contents of ``check.json``) on a ``rich`` console."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    setup = summary["setup"]
+    reference = summary.get("reference", {})
+    console.print(
+        f"[bold]rewardsmith check[/] {escape(setup['reward'])}: {setup['rows_checked']:,} of {setup['rows']:,} rows "
+        f"of {escape(str(setup['dataset']))}; reference answers {escape(str(setup['answer_column']))}, reference "
+        f"solutions {escape(str(setup['gold_column']))}; formats {escape(', '.join(setup['formats']))}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"the reward {'rewards' if reference.get('format') else 'gives no credit to'} the format itself and "
+        f"{'checks' if reference.get('content') else 'does not check'} the answer",
+        highlight=False,
+    )
+    probes = summary.get("probes", {})
+    if probes:
+        table = Table(title="gaming probes", show_lines=False)
+        for column in ("family", "probes", "mean", "≥ ref", "verdict", "worst example (score: reason)"):
+            table.add_column(
+                column, justify="left" if column in ("family", "verdict") or "worst" in column else "right"
+            )
+        for family, info in probes.items():
+            worst = info.get("worst") or {}
+            verdict = "[red]finding[/]" if info["finding"] else "ok" if info["share_at_reference"] is not None else "-"
+            told = _short(f"{worst.get('variant', '')} {worst.get('reason', '')}")
+            example = f"{_num(worst.get('score'))}: {escape(told)}"
+            table.add_row(family, str(info["probes"]), _num(info["mean"]), _pct(info["share_at_reference"]), verdict,
+                          example if worst else "")  # fmt: skip
+        console.print(table)
+    lines = []
+    gold = summary.get("gold", {})
+    if gold.get("rows"):
+        lines.append(f"gold: {_pct(gold['share_at_maximum'])} of {gold['rows']:,} reference solutions score the "
+                     f"maximum ({len(gold['misses'])} misses)")  # fmt: skip
+    labels = summary.get("labels", {})
+    if labels.get("samples"):
+        lines.append(f"labels: accuracy {_pct(labels['accuracy'])}, {labels['false_positives']} false positives, "
+                     f"{labels['false_negatives']} false negatives of {labels['samples']:,}")  # fmt: skip
+    other = summary.get("against", {})
+    if other.get("other"):
+        lines.append(f"against {other['other']}: {other['disagreements']:,} disagreements of {other['compared']:,} "
+                     f"({_pct(other['rate'])})")  # fmt: skip
+    signal = summary.get("signal", {})
+    if signal.get("groups"):
+        lines.append(f"signal: {_pct(signal['tied_share'])} of {signal['groups']:,} prompts tie, mean spread "
+                     f"{_num(signal['mean_spread'])}")  # fmt: skip
+    cost = summary.get("cost", {})
+    if cost.get("samples"):
+        lines.append(f"cost: {cost['samples']:,} samples, p50 {_num(cost['p50_s'])} s, p95 {_num(cost['p95_s'])} s, "
+                     f"max {_num(cost['max_s'])} s, {cost['timeouts']} timeouts, {cost['errors']} errors, None rate "
+                     f"{_pct(cost['none_rate'])}")  # fmt: skip
+    for line in lines + list(summary.get("notes", [])):
+        console.print(escape(line), highlight=False, soft_wrap=True)
+    findings = summary.get("findings", [])
+    if not summary.get("complete", True):
+        console.print("[yellow]partial:[/] stopped before the end; the numbers cover the rows done", highlight=False)
+    if findings:
+        console.print(f"[bold red]{len(findings)} findings[/]", highlight=False)
+        for f in findings:
+            console.print(f"  [red]✗[/] {escape(f['message'])} (threshold {_num(f['threshold'])})", highlight=False,
+                          soft_wrap=True)  # fmt: skip
+    else:
+        console.print("[bold green]no findings[/]: no check passed its threshold", highlight=False)
