@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ConfigError", "TrainConfig", "TrainResult", "TrainingPlan", "load_config", "plan_training", "run"]
+__all__ = [
+    "ConfigError",
+    "RewardHealth",
+    "SilentRewardError",
+    "TrainConfig",
+    "TrainResult",
+    "TrainingPlan",
+    "load_config",
+    "plan_training",
+    "run",
+]
 
 _WHERE = {
     "ConfigError": "rewardsmith.train.config",
@@ -18,6 +28,8 @@ _WHERE = {
     "TrainingPlan": "rewardsmith.train.plan",
     "plan_training": "rewardsmith.train.plan",
     "TrainResult": "rewardsmith.train.recipe",
+    "RewardHealth": "rewardsmith.train.health",
+    "SilentRewardError": "rewardsmith.check.health",
     "run": "rewardsmith.train.recipe",
 }
 

@@ -1,11 +1,13 @@
 """Trainer callbacks: a readable console, early warnings, and what a run leaves behind.
 
 :class:`RewardConsole` shows a progress bar and, at each logging step, one
-line with the total reward and each reward's mean. :class:`RewardHistory`
-keeps those numbers, warns when the first batch cannot teach anything (every
-reward constant, so every advantage is zero), and at the end writes
-``reward_curve.png`` and a summary (reward at the start and the end, time,
-tokens per second).
+line with the total reward and each reward's mean (``n/a`` where no sample was
+scored). :class:`RewardHistory` keeps those numbers, warns when the first batch
+cannot teach anything (every reward constant, so every advantage is zero; the
+reward-health monitor, :mod:`rewardsmith.train.health`, says so instead when it
+runs), and at the end writes ``reward_curve.png`` (with the health metrics and
+warnings under the rewards when the monitor ran) and a summary (reward at the
+start and the end, time, tokens per second, the health summary).
 """
 
 from __future__ import annotations
@@ -29,6 +31,20 @@ def _reward_names(logs: dict[str, Any]) -> list[str]:
     return [k[len("rewards/") : -len("/mean")] for k in logs if k.startswith("rewards/") and k.endswith("/mean")]
 
 
+def _fmt(value: Any, digits: int = 3) -> str:
+    """A logged number for the console; ``n/a`` when TRL logged none (no sample scored).
+
+    >>> _fmt(0.5), _fmt(None), _fmt(float("nan"))
+    ('0.500', 'n/a', 'n/a')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+_NOT_A_REWARD = ("step", "reward", "num_tokens")
+
+
 @dataclass
 class RunSummary:
     """What a finished run reports."""
@@ -42,6 +58,7 @@ class RunSummary:
     tokens_per_second: float | None = None
     output_dir: str = ""
     curve: str | None = None
+    health: dict[str, Any] | None = None
 
     @property
     def rise(self) -> float | None:
@@ -58,11 +75,13 @@ def _mean(values: list[float]) -> float | None:
 class RewardHistory(TrainerCallback):
     """Records each logging step's rewards; warns early; writes the curve and summary at the end."""
 
-    def __init__(self, output_dir: str | Path) -> None:
+    def __init__(self, output_dir: str | Path, health: Any = None) -> None:
         self.output_dir = Path(output_dir)
         self.rows: list[dict[str, Any]] = []
+        self.health_rows: list[dict[str, Any]] = []
         self.started = time.monotonic()
-        self._warned = False
+        self.health = health
+        self._warned = health is not None
 
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if not logs or "reward" not in logs:
@@ -70,6 +89,9 @@ class RewardHistory(TrainerCallback):
         row = {"step": state.global_step, "reward": logs["reward"], "num_tokens": logs.get("num_tokens")}
         row.update({name: logs.get(f"rewards/{name}/mean") for name in _reward_names(logs)})
         self.rows.append(row)
+        health = {k[len("health/") :]: v for k, v in logs.items() if k.startswith("health/")}
+        if health:
+            self.health_rows.append({"step": state.global_step, **health})
         if not self._warned:
             self._warned = True
             if logs.get("frac_reward_zero_std") == 1.0:
@@ -81,7 +103,7 @@ class RewardHistory(TrainerCallback):
                 )
 
     def summary(self) -> RunSummary:
-        names = [k for k in (self.rows[0] if self.rows else {}) if k not in ("step", "reward", "num_tokens")]
+        names = [k for k in (self.rows[0] if self.rows else {}) if k not in _NOT_A_REWARD]
         tenth = max(1, len(self.rows) // 10)
         head, tail = self.rows[:tenth], self.rows[-tenth:]
         seconds = time.monotonic() - self.started
@@ -95,6 +117,7 @@ class RewardHistory(TrainerCallback):
             seconds=seconds,
             tokens_per_second=(tokens / seconds) if tokens and seconds > 0 else None,
             output_dir=str(self.output_dir),
+            health=self.health.summary() if self.health is not None else None,
         )
 
     def write(self, is_main_process: bool = True) -> RunSummary:
@@ -104,6 +127,8 @@ class RewardHistory(TrainerCallback):
             return summary
         self.output_dir.mkdir(parents=True, exist_ok=True)
         (self.output_dir / "reward_history.json").write_text(json.dumps(self.rows, indent=1))
+        if self.health_rows:
+            (self.output_dir / "health_history.json").write_text(json.dumps(self.health_rows, indent=1))
         summary.curve = str(self._plot())
         (self.output_dir / "summary.json").write_text(json.dumps(asdict(summary), indent=1))
         return summary
@@ -115,22 +140,47 @@ class RewardHistory(TrainerCallback):
         import matplotlib.pyplot as plt
 
         steps = [r["step"] for r in self.rows]
-        fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
-        ax.plot(steps, [r["reward"] for r in self.rows], color="black", linewidth=2.2, label="total (weighted)")
-        names = [k for k in self.rows[0] if k not in ("step", "reward", "num_tokens")]
-        for name in names:
-            values = [math.nan if r.get(name) is None else r[name] for r in self.rows]
-            ax.plot(steps, values, linewidth=1.2, label=name)
-        ax.set_xlabel("step")
+        warnings = (self.health.summary()["warnings"] if self.health is not None else []) or []
+        panels = 2 if self.health_rows else 1
+        fig, axes = plt.subplots(panels, 1, figsize=(8, 4.5 + 2.3 * (panels - 1)), dpi=110, sharex=True,
+                                 gridspec_kw={"height_ratios": [2.2, 1][:panels]}, squeeze=False)  # fmt: skip
+        ax = axes[0][0]
+        ax.plot(steps, [_nan(r["reward"]) for r in self.rows], color="black", linewidth=2.2, label="total (weighted)")
+        for name in [k for k in self.rows[0] if k not in _NOT_A_REWARD]:
+            ax.plot(steps, [_nan(r.get(name)) for r in self.rows], linewidth=1.2, label=name)
         ax.set_ylabel("mean reward")
         ax.set_title("rewards over training")
         ax.grid(alpha=0.3)
         ax.legend(loc="best", fontsize=8)
+        if panels == 2:
+            _plot_health(axes[1][0], self.health_rows, warnings)
+        axes[-1][0].set_xlabel("step")
         fig.tight_layout()
         path = self.output_dir / "reward_curve.png"
         fig.savefig(path)
         plt.close(fig)
         return path
+
+
+def _nan(value: Any) -> float:
+    return math.nan if value is None else value
+
+
+def _plot_health(ax: Any, rows: list[dict[str, Any]], warnings: list[dict[str, Any]]) -> None:
+    """The health panel: zero-spread share, the largest variance share, and a line at each warning."""
+    steps = [r["step"] for r in rows]
+    ax.plot(steps, [_nan(r.get("zero_spread")) for r in rows], color="#d4574a", label="groups with zero spread")
+    shares = [max((v for k, v in r.items() if k.startswith("variance_share/")), default=math.nan) for r in rows]
+    if any(not math.isnan(v) for v in shares):
+        ax.plot(steps, shares, color="#4f7cd6", label="largest variance share")
+    for warning in warnings:
+        ax.axvline(warning["step"], color="#a1261b", linestyle="--", linewidth=0.9)
+        ax.annotate(warning["kind"], (warning["step"], 1.02), fontsize=7, color="#a1261b", rotation=90,
+                    va="bottom", ha="right")  # fmt: skip
+    ax.set_ylim(-0.02, 1.25)
+    ax.set_ylabel("health")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower left", fontsize=7)
 
 
 class RewardConsole(TrainerCallback):
@@ -178,15 +228,19 @@ class RewardConsole(TrainerCallback):
         prefix = "eval_" if any(k.startswith("eval_") for k in logs) else ""
         if f"{prefix}reward" not in logs:
             return
-        parts = [f"step {state.global_step:>5}", f"{prefix or ''}reward {logs[f'{prefix}reward']:.3f}"]
+        parts = [f"step {state.global_step:>5}", f"{prefix or ''}reward {_fmt(logs[f'{prefix}reward'])}"]
         for key, value in logs.items():
-            if key.startswith(f"{prefix}rewards/") and key.endswith("/mean") and value is not None:
-                parts.append(f"{key[len(prefix) + 8 : -5]} {value:.3f}")
-        if "kl" in logs and logs["kl"] is not None:
-            parts.append(f"kl {logs['kl']:.4f}")
+            if key.startswith(f"{prefix}rewards/") and key.endswith("/mean"):
+                parts.append(f"{key[len(prefix) + 8 : -5]} {_fmt(value)}")
+        if logs.get("kl") is not None:
+            parts.append(f"kl {_fmt(logs['kl'], 4)}")
         self.console.print("  ".join(parts), highlight=False, soft_wrap=True)
 
     def on_train_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the progress bar (also when training stopped with an error)."""
         if self.progress is not None:
             self.progress.stop()
             self.progress = None

@@ -134,7 +134,9 @@ class TrainConfig(_Strict):
 
     ``imports`` are modules (``pkg.mod``) or files (``./my_rewards.py``)
     imported before anything is resolved, so that the rewards and converters
-    they register can be named.
+    they register can be named. ``health`` turns the reward-health monitor
+    (:mod:`rewardsmith.train.health`) off (``false``) or sets its thresholds
+    and ``fail_fast`` (a mapping); it is on by default.
     """
 
     model: ModelSettings
@@ -144,6 +146,7 @@ class TrainConfig(_Strict):
     trainer: dict[str, Any] = Field(default_factory=dict)
     resume_from_checkpoint: bool | str | None = None
     imports: list[str] = Field(default_factory=list)
+    health: bool | dict[str, Any] = True
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved config as plain data (what is saved into ``output_dir``)."""
@@ -212,6 +215,7 @@ class ConfigSections:
     trainer: dict[str, Any] | None = None
     imports: list[str] = field(default_factory=list)
     config: TrainConfig | None = None
+    health: bool | dict[str, Any] = True
 
     @classmethod
     def of(cls, config: TrainConfig) -> ConfigSections:
@@ -224,6 +228,7 @@ class ConfigSections:
             config.trainer,
             list(config.imports),
             config,
+            config.health,
         )
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.check.health import health_settings
 from rewardsmith.compose.config import rewards_with_problems
 from rewardsmith.core.configfile import import_modules
 from rewardsmith.core.describe import column_roles
@@ -55,6 +56,8 @@ class TrainingPlan:
     model_facts: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     endpoints: list[tuple[str, str]] = field(default_factory=list)
+    #: The reward-health monitor's settings (``thresholds``, ``fail_fast``); ``None`` when it is off.
+    health: dict[str, Any] | None = field(default_factory=lambda: {"thresholds": {}, "fail_fast": True})
 
     def describe(self) -> list[tuple[str, str]]:
         """The plan as (label, value) rows, for ``--dry-run`` and the start of a run.
@@ -81,6 +84,11 @@ class TrainingPlan:
             reads = f"; optional {', '.join(optional)}" if optional else ""
             rows.append((f"reward {reward.name}", f"weight {weight:g}; needs {columns}{reads}"))
         rows += self.endpoints
+        if self.health is None:
+            rows.append(("reward health", "off"))
+        else:
+            fail = "stops on a reward that scores nothing" if self.health["fail_fast"] else "does not stop the run"
+            rows.append(("reward health", f"monitor on ({fail})"))
         steps = (
             f"max_steps={args.max_steps}"
             if args.max_steps and args.max_steps > 0
@@ -299,6 +307,9 @@ def plan_training(
 def _check(sections: ConfigSections, problems: ConfigProblems, check_endpoints: bool) -> TrainingPlan | None:
     """Every check the valid sections allow, problems recorded; the plan when there are none."""
     imported = import_modules(sections.imports, problems)
+    health = None
+    with problems.check():
+        health = health_settings(sections.health)
     rewards: list[Reward] = []
     weights = None
     if imported and sections.rewards is not None:
@@ -335,4 +346,6 @@ def _check(sections: ConfigSections, problems: ConfigProblems, check_endpoints: 
 
     warnings = _learning_warnings(sections.config, args) + optional_column_warnings(train, rewards)
     warnings += _worker_warnings(rewards)
-    return TrainingPlan(sections.config, rewards, weights, train, evaluation, args, path, facts, warnings, endpoints)
+    return TrainingPlan(
+        sections.config, rewards, weights, train, evaluation, args, path, facts, warnings, endpoints, health
+    )

@@ -7,7 +7,9 @@
    implementation's package, and (when asked) the judge endpoints; every
    problem is reported at once;
 3. load the model and tokenizer (special tokens, pad token, dtype);
-4. build TRL's ``GRPOTrainer`` with our rewards, train (resuming if asked);
+4. build TRL's ``GRPOTrainer`` with our rewards and the reward-health monitor
+   (:mod:`rewardsmith.train.health`: health metrics, warnings, and a stop
+   after the first step when a reward scores nothing), train (resuming if asked);
 5. save the model (or adapter), the reward curve and a summary.
 """
 
@@ -23,6 +25,7 @@ import yaml
 
 from rewardsmith.train.callbacks import RewardConsole, RewardHistory, RunSummary
 from rewardsmith.train.config import ConfigError, TrainConfig
+from rewardsmith.train.health import RewardHealth
 from rewardsmith.train.model import load_model_and_tokenizer, lora_config
 from rewardsmith.train.plan import TrainingPlan, plan_training
 
@@ -90,12 +93,14 @@ def _build_trainer(plan: TrainingPlan, model: Any, tokenizer: Any) -> Any:
     )
 
 
-def _use_our_console(trainer: Any, console: Any) -> None:
+def _use_our_console(trainer: Any, console: Any) -> RewardConsole:
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     for callback in (ProgressCallback, PrinterCallback):
         trainer.remove_callback(callback)
-    trainer.add_callback(RewardConsole(console))
+    ours = RewardConsole(console)
+    trainer.add_callback(ours)
+    return ours
 
 
 def run(
@@ -149,11 +154,17 @@ def run(
         )
 
     trainer = _build_trainer(plan, model, tokenizer)
-    _use_our_console(trainer, console)
-    history = RewardHistory(output_dir)
+    shown = _use_our_console(trainer, console)
+    health = None
+    if plan.health is not None:
+        health = RewardHealth.attach(trainer, thresholds=plan.health["thresholds"], fail_fast=plan.health["fail_fast"])
+    history = RewardHistory(output_dir, health=health)
     trainer.add_callback(history)
 
-    trainer.train(resume_from_checkpoint=_resume_point(config.resume_from_checkpoint, output_dir))
+    try:
+        trainer.train(resume_from_checkpoint=_resume_point(config.resume_from_checkpoint, output_dir))
+    finally:
+        shown.close()
     trainer.save_model(str(output_dir))
 
     summary = history.write(trainer.is_world_process_zero())
