@@ -1,6 +1,6 @@
 """Built-in rewards, one module per family, each registered by name on import.
 
-Heavy dependencies (math-verify, jsonschema) are imported inside the rewards
+Heavy dependencies (math-verify, jsonschema, NLTK, langdetect, jieba) are imported inside the rewards
 that need them, so importing rewardsmith stays fast (worker processes import
 it too).
 """
@@ -9,6 +9,8 @@ from rewardsmith.rewards.code import CodeSyntax
 from rewardsmith.rewards.countdown import Countdown
 from rewardsmith.rewards.format import TagCount, ThinkFormat
 from rewardsmith.rewards.gsm8k import GSM8KAccuracy
+from rewardsmith.rewards.ifeval import IFEval
+from rewardsmith.rewards.language import LanguageConsistency
 from rewardsmith.rewards.length import CosineLength, Length, SoftOverlong
 from rewardsmith.rewards.math import MathAccuracy
 from rewardsmith.rewards.repetition import ReasoningSteps, Repetition
@@ -19,7 +21,9 @@ __all__ = [
     "CosineLength",
     "Countdown",
     "GSM8KAccuracy",
+    "IFEval",
     "JSONSchema",
+    "LanguageConsistency",
     "Length",
     "MathAccuracy",
     "ReasoningSteps",
