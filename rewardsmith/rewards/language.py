@@ -30,7 +30,7 @@ from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 
-__all__ = ["LanguageConsistency", "detect_language"]
+__all__ = ["LanguageConsistency", "detect_language", "same_language"]
 
 #: Characters langdetect reads once URLs and e-mail addresses are removed.
 _READ = 10_000
@@ -67,7 +67,7 @@ def _detection_input(text: str) -> str:
     So once the prefix minus that margin cleans to more than 10,000
     characters, the first 10,000 are settled.
     """
-    size = 4 * _READ
+    size = _READ + 2 * _MARGIN
     while size < len(text):
         if _cleaned_length(text[: size - _MARGIN]) > _READ:
             return text[:size]
@@ -79,11 +79,19 @@ def detect_language(text: str) -> str | None:
     """The ISO 639-1 code of the language of ``text`` as langdetect sees it (``zh-cn``/``zh-tw`` for Chinese), or
     ``None`` when there is nothing to detect (no letters).
 
+    Recent answers are remembered (several constraints of one response ask
+    about the same text).
+
     >>> detect_language("Bonjour à tous, comment allez-vous aujourd'hui ?")
     'fr'
     >>> detect_language("1234 !!!") is None
     True
     """
+    return _detect(text)
+
+
+@functools.lru_cache(maxsize=32)
+def _detect(text: str) -> str | None:
     factory = _factory()
     from langdetect.lang_detect_exception import LangDetectException
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from rewardsmith.rewards.ifeval.registry import Arg, constraint
@@ -92,46 +92,24 @@ def postscript(response: str, args: Mapping[str, Any]) -> bool:
     return pattern.search(text) is not None
 
 
-def _line_end(text: str, start: int) -> int:
-    end = text.find("\n", start)
-    return len(text) if end < 0 else end
+# IFEval's bullet patterns are ^\s*\*[^\*].*$ and ^\s*-.*$ with re.MULTILINE. Their \s* crosses blank lines, which
+# makes them quadratic on a run of newlines; starting from each line's own first non-blank character instead finds
+# the same bullets (the blank lines before it hold no other match) in linear time. After "*", any character but
+# "*" may follow, a newline too, and then the match runs to the end of the next line, as IFEval's does.
+_STAR_BULLET = re.compile(r"^[^\S\n]*\*(?:[^*\n][^\n]*|\n[^\n]*)", re.MULTILINE)
+_DASH_BULLET = re.compile(r"^[^\S\n]*-[^\n]*", re.MULTILINE)
 
 
-def _first_non_space(text: str, start: int) -> int:
-    n = len(text)
-    while start < n and text[start].isspace():
-        start += 1
-    return start
+def bullet_lines(text: str, star: bool) -> list[str]:
+    """The bullets IFEval counts: lines whose first non-blank character is ``*`` (not ``**``), or ``-``.
 
-
-def bullet_lines(text: str, star: bool) -> Iterator[tuple[int, int]]:
-    """The spans IFEval counts as bullets: ``^\\s*\\*[^*].*$`` (``star``) or ``^\\s*-.*$``, with ``re.MULTILINE``.
-
-    ``\\s*`` crosses blank lines, and after ``*`` any character but ``*``
-    (a newline too) may follow, so a bare ``*`` line swallows the next line.
+    A bare ``*`` line takes the next line with it, as in IFEval.
 
     >>> text = "* one\\n  * two\\n**bold**\\n- three\\n---"
-    >>> len(list(bullet_lines(text, star=True))), len(list(bullet_lines(text, star=False)))
+    >>> len(bullet_lines(text, star=True)), len(bullet_lines(text, star=False))
     (2, 2)
     """
-    n = len(text)
-    line_start = 0
-    while line_start < n:
-        first = _first_non_space(text, line_start)
-        if first >= n:
-            return
-        if star:
-            matched = text[first] == "*" and first + 1 < n and text[first + 1] != "*"
-            rest = first + 2
-        else:
-            matched = text[first] == "-"
-            rest = first + 1
-        if matched:
-            end = _line_end(text, rest)
-            yield line_start, end
-            line_start = end + 1
-        else:  # every line start up to `first` reaches the same first character
-            line_start = _line_end(text, first) + 1
+    return (_STAR_BULLET if star else _DASH_BULLET).findall(text)
 
 
 @constraint("detectable_format:number_bullet_lists", Arg("num_bullets", "int"))
@@ -141,8 +119,7 @@ def number_bullet_lists(response: str, args: Mapping[str, Any]) -> bool:
     >>> number_bullet_lists("Plan:\\n* eat\\n* sleep\\n- repeat", {"num_bullets": 3})
     True
     """
-    count = sum(1 for _ in bullet_lines(response, star=True)) + sum(1 for _ in bullet_lines(response, star=False))
-    return count == args["num_bullets"]
+    return len(bullet_lines(response, star=True)) + len(bullet_lines(response, star=False)) == args["num_bullets"]
 
 
 _OPTIONS = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
@@ -170,9 +147,15 @@ def number_highlighted_sections(response: str, args: Mapping[str, Any]) -> bool:
     >>> number_highlighted_sections("*one* and **two** but not * *", {"num_highlights": 2})
     True
     """
-    count = sum(1 for m in _HIGHLIGHT.finditer(response) if m.group().strip("*").strip())
-    count += sum(1 for m in _DOUBLE_HIGHLIGHT.finditer(response) if m.group()[2:-2].strip())
-    return count >= args["num_highlights"]
+    wanted = args["num_highlights"]
+    count = 0
+    for pattern, inner in ((_HIGHLIGHT, 1), (_DOUBLE_HIGHLIGHT, 2)):
+        for match in pattern.finditer(response):
+            if not match.group()[inner:-inner].isspace() and match.end() - match.start() > 2 * inner:
+                count += 1
+                if count >= wanted:
+                    return True
+    return count >= wanted
 
 
 @constraint("detectable_format:multiple_sections", Arg("section_spliter", "text", _strip), Arg("num_sections", "int"))
@@ -221,9 +204,15 @@ def title(response: str, args: Mapping[str, Any]) -> bool:
     (True, False)
     """
     # IFEval's <<[^\n]+>> matches at most once per line: from its first "<<" to its last ">>".
-    for line in response.split("\n"):
-        start = line.find("<<")
-        end = line.rfind(">>")
-        if start >= 0 and end >= start + 3 and line[start : end + 2].lstrip("<").rstrip(">").strip():
+    position = 0
+    while True:
+        start = response.find("<<", position)
+        if start < 0:
+            return False
+        line_end = response.find("\n", start)
+        if line_end < 0:
+            line_end = len(response)
+        end = response.rfind(">>", start, line_end)
+        if end >= start + 3 and response[start : end + 2].lstrip("<").rstrip(">").strip():
             return True
-    return False
+        position = line_end + 1

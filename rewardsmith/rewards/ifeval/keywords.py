@@ -44,7 +44,7 @@ def frequency(response: str, args: Mapping[str, Any]) -> bool:
     >>> frequency("War and peace; warfare.", {"keyword": "war", "frequency": 2, "relation": "less than"})
     False
     """
-    count = sum(1 for _ in literal_pattern(args["keyword"]).finditer(response))
+    count = len(literal_pattern(args["keyword"]).findall(response))
     return at_least(count, args["frequency"], args["relation"])
 
 

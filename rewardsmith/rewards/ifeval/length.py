@@ -81,7 +81,7 @@ def _lower(value: str) -> str:
     return value.lower()
 
 
-_FIRST_WORD_STOP = frozenset(".,?!'\"")
+_FIRST_WORD = re.compile(r"[^.,?!'\"]*")
 
 
 @constraint("length_constraints:nth_paragraph_first_word", Arg("num_paragraphs", "int"), Arg("nth_paragraph", "int", _nth),
@@ -106,10 +106,6 @@ def nth_paragraph_first_word(response: str, args: Mapping[str, Any]) -> bool:
     paragraph = paragraphs[nth - 1].strip()
     if not paragraph:
         return False
-    word = paragraph.split()[0].strip().lstrip("'").lstrip('"')
-    first = []
-    for letter in word:
-        if letter in _FIRST_WORD_STOP:
-            break
-        first.append(letter.lower())
-    return count == args["num_paragraphs"] and "".join(first) == args["first_word"]
+    word = paragraph.split(None, 1)[0].lstrip("'").lstrip('"')
+    first = _FIRST_WORD.match(word).group()  # type: ignore[union-attr]  # (it matches the empty string)
+    return count == args["num_paragraphs"] and first.lower() == args["first_word"]

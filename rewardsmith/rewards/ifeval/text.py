@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: Characters of a text that sentence and word-token counts read at most.
-MAX_CHARS = 100_000
+MAX_CHARS = 20_000
 #: Candidate sentence ends (``.``, ``?``, ``!``) that sentence and word-token counts read at most.
 MAX_SENTENCE_ENDS = 2_000
 
@@ -56,7 +56,7 @@ def count_words(text: str) -> int:
     >>> count_words("Hello, world! It's 2 o'clock.")
     7
     """
-    return sum(1 for _ in _WORD.finditer(text))
+    return len(_WORD.findall(text))
 
 
 def at_least(count: int, threshold: int, relation: str) -> bool:
