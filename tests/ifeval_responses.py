@@ -215,7 +215,7 @@ def random_response(rng: random.Random, row: dict[str, Any]) -> str:
         )
         body = rng.choice(["```json\n{}\n```", "```\n{}\n```", "{}", "Here:\n{}"]).format(body)
     elif rng.random() < 0.1:
-        body = rng.choice(SENTENCES) + "\n******\n" + rng.choice(SENTENCES + [""])
+        body = rng.choice(SENTENCES) + "\n******\n" + rng.choice([*SENTENCES, ""])
     else:
         paragraphs = _paragraphs(rng, row)
         separator = rng.choice(SEPARATORS)

@@ -184,6 +184,11 @@ EXAMPLE_OVERRIDES = {
         f"dataset.mix.1.source={EXAMPLES / 'data' / 'countdown_sample.jsonl'}",
     ],
     "principles_grpo.yaml": ["dataset.max_samples=8"],
+    "ifeval_grpo.yaml": [
+        f"dataset.source={SHARED / 'ifeval_input_data.jsonl'}",
+        "dataset.converter_settings.prompt_key=prompt",
+        "dataset.converter_settings.ground_truth_key=null",
+    ],
 }
 
 

@@ -1,6 +1,6 @@
 """The converter registry: names to dataset converters, looked up like rewards.
 
-Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``. Register
+Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``, ``ifeval``. Register
 your own with :func:`register_converter`: a :class:`Converter` subclass (its
 fields are the settings), a converter object, or a plain function
 ``f(row) -> dict``. A converter can also be named by import path
@@ -21,6 +21,7 @@ from rewardsmith.core.errors import DatasetError, UnknownConverterError
 from rewardsmith.core.lookup import Registry
 from rewardsmith.core.names import did_you_mean, first_line
 from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
+from rewardsmith.data.ifeval import IFEvalData
 from rewardsmith.data.tasks import GSM8K, Countdown, Math
 
 __all__ = ["get_converter", "list_converters", "register_converter", "unregister_converter"]
@@ -92,7 +93,7 @@ def list_converters() -> dict[str, str]:
     """Every registered converter name with a one-line description.
 
     >>> sorted(list_converters())
-    ['chat', 'countdown', 'fireworks', 'generic', 'gsm8k', 'math']
+    ['chat', 'countdown', 'fireworks', 'generic', 'gsm8k', 'ifeval', 'math']
     """
     return CONVERTERS.describe()
 
@@ -152,5 +153,6 @@ for _name, _cls in (
     ("generic", Generic),
     ("chat", Chat),
     ("fireworks", FireworksEval),
+    ("ifeval", IFEvalData),
 ):
     register_converter(_name, _cls)

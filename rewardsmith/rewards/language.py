@@ -162,4 +162,3 @@ class LanguageConsistency(Reward):
         detected = detect_language(completion)
         ok = same_language(detected, str(expected))
         return RewardResult(float(ok), f"detected {detected or 'nothing'}, expected {expected} ({where})")
-

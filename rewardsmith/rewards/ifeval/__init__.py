@@ -20,7 +20,14 @@ the reward reads and scores is in :mod:`.reward`. See ``docs/ifeval.md``.
 """
 
 from rewardsmith.rewards.ifeval import case, detectable, keywords, length, startend
-from rewardsmith.rewards.ifeval.registry import CONSTRAINTS, Arg, Constraint, ConstraintError, constraint, get_constraint
+from rewardsmith.rewards.ifeval.registry import (
+    CONSTRAINTS,
+    Arg,
+    Constraint,
+    ConstraintError,
+    constraint,
+    get_constraint,
+)
 from rewardsmith.rewards.ifeval.reward import IFEval, follows, ifeval_verdicts, loose_variants, row_constraints
 from rewardsmith.rewards.ifeval.spec import Bound, parse_constraints, parse_ground_truth
 

@@ -84,11 +84,12 @@ def _lower(value: str) -> str:
 _FIRST_WORD = re.compile(r"[^.,?!'\"]*")
 
 
-@constraint("length_constraints:nth_paragraph_first_word", Arg("num_paragraphs", "int"), Arg("nth_paragraph", "int", _nth),
-            Arg("first_word", "text", _lower))  # fmt: skip
+@constraint("length_constraints:nth_paragraph_first_word", Arg("num_paragraphs", "int"),
+            Arg("nth_paragraph", "int", _nth), Arg("first_word", "text", _lower))  # fmt: skip
 def nth_paragraph_first_word(response: str, args: Mapping[str, Any]) -> bool:
-    """Exactly `num_paragraphs` non-empty paragraphs separated by blank lines (``\\n\\n``), and paragraph `nth_paragraph`
-    starts with `first_word` (any case; leading quotes and anything from the first ``.,?!'"`` on are ignored).
+    """Exactly `num_paragraphs` non-empty paragraphs separated by blank lines (``\\n\\n``), and paragraph
+    `nth_paragraph` starts with `first_word` (any case; leading quotes and anything from the first ``.,?!'"`` on
+    are ignored).
 
     As in IFEval, the paragraph is found by its position among all pieces
     between ``\\n\\n`` (empty ones included), while the count leaves empty

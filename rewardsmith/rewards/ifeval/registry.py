@@ -105,8 +105,7 @@ _KIND_WORDS = {
 def _valid(constraint_id: str, arg: Arg, value: Any) -> Any:
     def bad() -> ConstraintError:
         return ConstraintError(
-            f"IFEval constraint {constraint_id!r}: argument {arg.name!r} must be {_KIND_WORDS[arg.kind]}, "
-            f"got {value!r}"
+            f"IFEval constraint {constraint_id!r}: argument {arg.name!r} must be {_KIND_WORDS[arg.kind]}, got {value!r}"
         )
 
     if arg.kind == "int":

@@ -38,8 +38,9 @@ _MODES = ("strict", "loose")
 def loose_variants(response: str) -> list[str]:
     """IFEval's loose variants of a response, without repeats (blank ones included; they follow nothing).
 
-    >>> loose_variants("Sure!\\n**Hi**\\nBye")
-    ['Sure!\\n**Hi**\\nBye', 'Sure!\\nHi\\nBye', '**Hi**\\nBye', 'Sure!\\n**Hi**', '**Hi**', 'Hi\\nBye', 'Sure!\\nHi', 'Hi']
+    >>> loose_variants("Sure!\\n**Hi**\\nBye")  # doctest: +NORMALIZE_WHITESPACE
+    ['Sure!\\n**Hi**\\nBye', 'Sure!\\nHi\\nBye', '**Hi**\\nBye', 'Sure!\\n**Hi**', '**Hi**',
+     'Hi\\nBye', 'Sure!\\nHi', 'Hi']
     """
     lines = response.split("\n")
     without_first = "\n".join(lines[1:]).strip()
@@ -75,8 +76,10 @@ def row_constraints(ids: Any, kwargs: Any = None) -> list[Bound]:
     """
     if isinstance(ids, (str, bytes, Mapping)):
         return parse_ground_truth(ids)
-    if isinstance(ids, Sequence) and ids and all(isinstance(i, Mapping) for i in ids):
-        return parse_ground_truth(ids)
+    if isinstance(ids, Sequence) and len(ids) == 1 and isinstance(ids[0], (str, Mapping)):
+        only = ids[0]
+        if isinstance(only, Mapping) or only.lstrip().startswith(("{", "[")):
+            return parse_ground_truth(ids)
     return parse_constraints(ids, kwargs)
 
 

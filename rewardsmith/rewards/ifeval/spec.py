@@ -46,12 +46,14 @@ class Bound(NamedTuple):
 def parse_constraints(ids: Any, kwargs: Any = None) -> list[Bound]:
     """The constraints of one row in IFEval's layout: ``ids`` and the parallel ``kwargs`` (``None``: no arguments).
 
+    ``kwargs`` may also be a JSON text of that list.
+
     >>> [b.id for b in parse_constraints(["punctuation:no_comma", "keywords:existence"], [{}, {"keywords": ["cat"]}])]
     ['punctuation:no_comma', 'keywords:existence']
     >>> parse_constraints(["punctuation:no_comma"], [{}, {}])
     Traceback (most recent call last):
     ...
-    rewardsmith.rewards.ifeval.registry.ConstraintError: 1 constraint id but 2 kwargs entries: they must be parallel lists
+    rewardsmith.rewards.ifeval.registry.ConstraintError: 1 constraint id but 2 kwargs entries: ...
     """
     if isinstance(ids, str) or not isinstance(ids, Sequence) or isinstance(ids, bytes):
         if hasattr(ids, "tolist"):  # a numpy array from a pandas or Arrow column
@@ -60,6 +62,8 @@ def parse_constraints(ids: Any, kwargs: Any = None) -> list[Bound]:
             raise ConstraintError(f"the constraint ids must be a list of ids, got {ids!r}")
     if kwargs is None:
         kwargs = [None] * len(ids)
+    elif isinstance(kwargs, str):  # stored as JSON text (as the ifeval converter writes it)
+        kwargs = _literal(kwargs)
     elif hasattr(kwargs, "tolist"):
         kwargs = kwargs.tolist()
     if isinstance(kwargs, (str, bytes)) or not isinstance(kwargs, Sequence):
@@ -110,6 +114,8 @@ def parse_ground_truth(value: Any) -> list[Bound]:
 
 
 def _literal(text: str) -> Any:
+    if len(text) > 1_000_000:
+        raise ConstraintError(f"the constraints are {len(text):,} characters long; that is not a constraint list")
     try:
         return json.loads(text)
     except ValueError:

@@ -20,7 +20,7 @@ def _strip_lower(value: str) -> str:
 def end_checker(response: str, args: Mapping[str, Any]) -> bool:
     """The response ends with the phrase (any case), ignoring white space and double quotes around it.
 
-    >>> end_checker('Thanks.\\nIs there anything else I can help with?"', {"end_phrase": "is there anything else i can help with?"})
+    >>> end_checker('Thanks.\\nAny other questions?"', {"end_phrase": "any other questions?"})
     True
     """
     return response.strip().strip('"').lower().endswith(args["end_phrase"])

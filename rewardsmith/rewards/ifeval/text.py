@@ -128,9 +128,7 @@ def sentences_at_least(text: str, threshold: int) -> bool | None:
     False
     """
     sentences, complete = _sentences(text)
-    count = 0
-    for _ in sentences:
-        count += 1
+    for count, _ in enumerate(sentences, 1):
         if count >= threshold:
             return True
     return False if complete else None
@@ -141,21 +139,33 @@ def capital_words_at_least(text: str, threshold: int) -> bool | None:
 
     A token is in capitals when ``str.isupper()`` holds: it has cased
     letters and none in lower case (``"U.S."``, ``"I"``; ``"DON'T"`` is two
-    tokens, ``"DO"`` and ``"N'T"``).
+    tokens, ``"DO"`` and ``"N'T"``). Past the bound, the text read is cut
+    after a white space, so every word read is whole; where Punkt ends the
+    last sentences there only moves a final period or quote into its own
+    token, which never changes whether a word is in capitals.
 
     >>> capital_words_at_least("I DON'T know, THE U.S. is BIG.", 5)
     True
     >>> capital_words_at_least("Hardly ANY capitals here.", 2)
     False
     """
-    _, word_tokenizer = _tokenizers()
-    sentences, complete = _sentences(text)
+    sentence_tokenizer, word_tokenizer = _tokenizers()
+    prefix = _bounded(text)
+    complete = prefix is text
+    if not complete:
+        last_space = _LAST_SPACE.search(prefix)
+        if last_space is None:
+            return None
+        prefix = prefix[: last_space.start() + 1]
     count = 0
-    for sentence in sentences:
-        count += sum(1 for token in word_tokenizer.tokenize(sentence) if token.isupper())
+    for start, end in sentence_tokenizer.span_tokenize(prefix):
+        count += sum(1 for token in word_tokenizer.tokenize(prefix[start:end]) if token.isupper())
         if count >= threshold:
             return True
     return False if complete else None
+
+
+_LAST_SPACE = re.compile(r"\s\S*\Z")
 
 
 _REGEX_SYNTAX = frozenset("\\^$*+?{}[]()|")
