@@ -8,6 +8,7 @@ it too).
 from rewardsmith.rewards.code import CodeSyntax
 from rewardsmith.rewards.countdown import Countdown
 from rewardsmith.rewards.format import TagCount, ThinkFormat
+from rewardsmith.rewards.group_length import GroupLength
 from rewardsmith.rewards.gsm8k import GSM8KAccuracy
 from rewardsmith.rewards.ifeval import IFEval
 from rewardsmith.rewards.language import LanguageConsistency
@@ -21,6 +22,7 @@ __all__ = [
     "CosineLength",
     "Countdown",
     "GSM8KAccuracy",
+    "GroupLength",
     "IFEval",
     "JSONSchema",
     "LanguageConsistency",

@@ -11,7 +11,9 @@ that a chat template already put in the prompt.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
@@ -20,15 +22,17 @@ from rewardsmith.rewards._text import find_tags
 __all__ = ["TagCount", "ThinkFormat"]
 
 
-def _expected(think_tag: str | None, answer_tag: str, prefilled_think: bool) -> list[tuple[str, bool]]:
+def _expected(think_tag: str | None, answer_tag: str | None, prefilled_think: bool) -> list[tuple[str, bool]]:
     if think_tag is None:
-        return [(answer_tag, False), (answer_tag, True)]
-    shape = [(think_tag, False), (think_tag, True), (answer_tag, False), (answer_tag, True)]
+        return [(answer_tag, False), (answer_tag, True)] if answer_tag else []
+    shape = [(think_tag, False), (think_tag, True)]
+    if answer_tag is not None:
+        shape += [(answer_tag, False), (answer_tag, True)]
     return shape[1:] if prefilled_think else shape
 
 
-def _tag_names(think_tag: str | None, answer_tag: str) -> tuple[str, ...]:
-    return (answer_tag,) if think_tag is None else (think_tag, answer_tag)
+def _tag_names(think_tag: str | None, answer_tag: str | None) -> tuple[str, ...]:
+    return tuple(t for t in (think_tag, answer_tag) if t is not None)
 
 
 def _describe(tag: tuple[str, bool]) -> str:
@@ -44,11 +48,15 @@ class ThinkFormat(Reward):
     Scores 0 for repeated or nested blocks, unclosed or unbalanced tags, an
     empty reasoning or answer, and an answer before the reasoning. ``strict``
     (default) allows only white space outside the blocks; lenient mode allows
-    text before the reasoning, between the blocks and after the answer. With
+    text between the blocks and after the answer (never before the
+    reasoning: the reasoning starts the completion). With
     ``prefilled_think`` the chat template already opened ``<think>`` in the
     prompt, so the completion starts inside the reasoning and must not open
     it again. With ``think_tag=None`` only the answer block is expected (for
-    models that do not reason in tags). Tags are matched case-insensitively.
+    models that do not reason in tags). With ``answer_tag=None`` only the
+    reasoning block is expected, at the start, and free text may follow it
+    (TRL's ``think_format_reward``, except that empty reasoning scores 0
+    here). Tags are matched case-insensitively.
 
     Columns: none. Range: {0, 1}.
 
@@ -60,8 +68,11 @@ class ThinkFormat(Reward):
     ...     "<think></think><answer>4</answer>",                      # empty reasoning
     ... ])
     [1.0, 0.0, 0.0, 0.0]
-    >>> ThinkFormat(strict=False)(completions=["Sure. <think>x</think><answer>4</answer> thanks!"])
-    [1.0]
+    >>> ThinkFormat(strict=False)(completions=["<think>x</think>So: <answer>4</answer> thanks!",
+    ...                                        "Sure. <think>x</think><answer>4</answer>"])  # text before: never
+    [1.0, 0.0]
+    >>> ThinkFormat(answer_tag=None)(completions=["<think>x</think>The answer is 4.", "4 <think>x</think>"])
+    [1.0, 0.0]
     >>> ThinkFormat(prefilled_think=True).check("2 and 2 make 4</think><answer>4</answer>").score
     1.0
     >>> ThinkFormat(think_tag="reasoning", answer_tag="solution").check(
@@ -77,7 +88,12 @@ class ThinkFormat(Reward):
     strict: bool = True
     prefilled_think: bool = False
     think_tag: str | None = "think"
-    answer_tag: str = "answer"
+    answer_tag: str | None = "answer"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.think_tag is None and self.answer_tag is None:
+            raise RewardConfigError(f"reward {self.name!r}: think_tag and answer_tag cannot both be None")
 
     def score(self, completion: str) -> RewardResult:
         tags = find_tags(completion, _tag_names(self.think_tag, self.answer_tag))
@@ -94,6 +110,8 @@ class ThinkFormat(Reward):
             if self.strict and outside.strip():
                 return RewardResult(0.0, f"text outside the answer (strict): {outside.strip()[:40]!r}")
             return RewardResult(1.0, "one answer block")
+        if self.answer_tag is None:
+            return _reasoning_only(completion, tags, self.prefilled_think)
         if self.prefilled_think:
             think_close, answer_open, answer_close = tags
             before, reasoning = "", completion[: think_close.start]
@@ -107,15 +125,27 @@ class ThinkFormat(Reward):
             return RewardResult(0.0, "the reasoning is empty")
         if not answer.strip():
             return RewardResult(0.0, "the answer is empty")
+        if before.strip():
+            return RewardResult(0.0, f"text before the reasoning: {before.strip()[:40]!r}")
         if self.strict:
             for label, text in (
-                ("before the reasoning", before),
                 ("between the blocks", between),
                 ("after the answer", after),
             ):
                 if text.strip():
                     return RewardResult(0.0, f"text {label} (strict): {text.strip()[:40]!r}")
         return RewardResult(1.0, "reasoning then answer, each exactly once")
+
+
+def _reasoning_only(completion: str, tags: list[Any], prefilled_think: bool) -> RewardResult:
+    """The reasoning block starts the completion (after white space) and is not empty; free text may follow."""
+    close = tags[-1]
+    start = 0 if prefilled_think else tags[0].end
+    if not prefilled_think and completion[: tags[0].start].strip():
+        return RewardResult(0.0, f"text before the reasoning: {completion[: tags[0].start].strip()[:40]!r}")
+    if not completion[start : close.start].strip():
+        return RewardResult(0.0, "the reasoning is empty")
+    return RewardResult(1.0, "the reasoning block starts the completion")
 
 
 def _mismatch(seen: list[tuple[str, bool]], expected: list[tuple[str, bool]]) -> str:

@@ -10,6 +10,7 @@ from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards.segment import chinese_words
 
 __all__ = ["ReasoningSteps", "Repetition"]
 
@@ -22,12 +23,17 @@ class Repetition(Reward):
     The penalty is ``(1 - distinct n-grams / all n-grams) * max_penalty``
     over words (lower-cased, split on white space) or tokens
     (``completion_ids``). Completions shorter than ``ngram_size`` score 0.
+    For text written without spaces, ``language="zh"`` splits words with
+    jieba (``pip install 'rewardsmith[text]'``), as open-r1 does; token units
+    work for any language.
 
     Columns: none. Range: [max_penalty, 0].
 
     >>> r = Repetition(ngram_size=2)
     >>> r(completions=["the cat sat on the mat", "go go go go go", "hi"])
     [0.0, -0.75, 0.0]
+    >>> Repetition(ngram_size=2, language="zh")(completions=["这个这个这个这个这个"])
+    [-0.75]
     """
 
     default_name = "repetition"
@@ -35,6 +41,7 @@ class Repetition(Reward):
     ngram_size: int = 3
     max_penalty: float = -1.0
     unit: Literal["words", "tokens"] = "words"
+    language: Literal["en", "zh"] = "en"
 
     @property
     def score_range(self) -> tuple[float, float]:  # type: ignore[override]
@@ -48,6 +55,11 @@ class Repetition(Reward):
             raise RewardConfigError(f"reward {self.name!r}: max_penalty must be <= 0, got {self.max_penalty}")
         if self.unit not in ("words", "tokens"):
             raise RewardConfigError(f"reward {self.name!r}: unit must be 'words' or 'tokens', got {self.unit!r}")
+        if self.language not in ("en", "zh"):
+            raise RewardConfigError(
+                f"reward {self.name!r}: language must be 'en' (words between spaces) or 'zh' (jieba's words), got "
+                f"{self.language!r}; for other languages written without spaces use unit='tokens'"
+            )
 
     def score(self, completion: str, completion_ids: Any = None) -> RewardResult:
         if self.unit == "tokens":
@@ -56,6 +68,8 @@ class Repetition(Reward):
                     f"reward {self.name!r} counts token n-grams but got no completion_ids; use unit='words' outside TRL"
                 )
             items: list[Any] = list(completion_ids)
+        elif self.language == "zh":
+            items = chinese_words(completion)
         else:
             items = completion.lower().split()
         n = self.ngram_size
