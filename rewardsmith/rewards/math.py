@@ -134,6 +134,8 @@ def reference_latex(gold: Any) -> str | None:
     '10{,}000'
     >>> reference_latex(None) is None
     True
+    >>> reference_latex("Answer is forty two.") is None  # words, not an answer
+    True
     """
     if gold is None:
         return None
@@ -144,7 +146,25 @@ def reference_latex(gold: Any) -> str | None:
     if boxed:
         text = boxed[-1]
     text = _strip_delimiters(text)
+    if _is_prose(text):
+        return None
     return text or None
+
+
+_LATEX_WORDS = re.compile(r"\\(?:text\w*|mbox|mathrm|operatorname|begin|end)\s*\{[^{}]*\}")
+_BARE_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{3,}")
+
+
+def _is_prose(text: str) -> bool:
+    """Words, not an answer: two or more bare words of three letters or more, outside ``\\text{}`` and the like
+    (``"forty two"`` would otherwise parse as a product of single-letter variables).
+
+    >>> _is_prose("forty two"), _is_prose(r"\\text{Evelyn}"), _is_prose("abc"), _is_prose(r"\\frac{1}{2}")
+    (True, False, False, False)
+    """
+    if len(text) > 500:
+        return False
+    return len(_BARE_WORD.findall(_LATEX_WORDS.sub(" ", text))) >= 2
 
 
 def final_math_answers(completion: str) -> tuple[list[str] | None, str]:

@@ -19,7 +19,11 @@ the reward reads and scores is in :mod:`.reward`. See ``docs/ifeval.md``.
 25
 """
 
-from rewardsmith.rewards.ifeval import case, detectable, keywords, length, startend
+import rewardsmith.rewards.ifeval.case as case
+import rewardsmith.rewards.ifeval.detectable as detectable
+import rewardsmith.rewards.ifeval.keywords as keywords
+import rewardsmith.rewards.ifeval.length as length
+import rewardsmith.rewards.ifeval.startend as startend
 from rewardsmith.rewards.ifeval.registry import (
     CONSTRAINTS,
     Arg,

@@ -73,7 +73,11 @@ def row_constraints(ids: Any, kwargs: Any = None) -> list[Bound]:
     ['punctuation:no_comma']
     >>> [b.id for b in row_constraints('{"instruction_id": ["startend:quotation"], "kwargs": [{}]}')]
     ['startend:quotation']
+    >>> row_constraints(None)  # a row without constraints (another task's row in mixed data)
+    []
     """
+    if ids is None:
+        return []
     if isinstance(ids, (str, bytes, Mapping)):
         return parse_ground_truth(ids)
     if isinstance(ids, Sequence) and len(ids) == 1 and isinstance(ids[0], (str, Mapping)):
@@ -114,7 +118,7 @@ class IFEval(Reward):
     batch is logged to TRL as ``ifeval/<id>``. An unknown id or a missing
     argument is a :class:`~rewardsmith.rewards.ifeval.ConstraintError` naming
     it, raised before any sample of the batch is scored. A row with no
-    constraints scores ``None``. Needs ``pip install 'rewardsmith[text]'``
+    constraints (an empty list, or ``None`` in mixed data) scores ``None``. Needs ``pip install 'rewardsmith[text]'``
     for the sentence, capital-word and language constraints.
 
     Columns: ``instruction_id_list`` and ``kwargs``, or ``ground_truth``.
