@@ -529,14 +529,10 @@ def _all_constraints() -> tuple[list[str], list[dict]]:
     return ids, kwargs
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", ["strict", "loose"])
-@pytest.mark.parametrize(
-    "unit", ["a", "\n", "*", "Mr. ", "A. ", "[", "<", "* x\n", "\n*", "***\n", "<think>", "a\n*b* [c] <<d>> - e\n\n"]
-)
-def test_every_constraint_at_once_is_linear_on_hostile_text(mode, unit):
-    ids, kwargs = _all_constraints()
-    reward = IFEval(mode=mode)
+HOSTILE = ["a", "\n", "*", "Mr. ", "A. ", "[", "<", "* x\n", "\n*", "***\n", "<think>", "a\n*b* [c] <<d>> - e\n\n"]
+
+
+def _assert_linear(reward: IFEval, ids: list[str], kwargs: list[dict], unit: str) -> None:
     reward(completions=["warm up. Hello."], instruction_id_list=[ids], kwargs=[kwargs])
     times = []
     for size in (10_000, 100_000, 1_000_000):
@@ -546,6 +542,23 @@ def test_every_constraint_at_once_is_linear_on_hostile_text(mode, unit):
         times.append(time.perf_counter() - start)
     assert times[2] <= 3.0, times
     assert times[2] <= 15 * max(times[1], 0.05), times
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("unit", HOSTILE)
+def test_all_25_constraints_in_one_row_are_linear_on_hostile_text(unit):
+    ids, kwargs = _all_constraints()
+    _assert_linear(IFEval(mode="strict"), ids, kwargs, unit)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", range(5))
+@pytest.mark.parametrize("unit", HOSTILE)
+def test_loose_rows_of_five_constraints_are_linear_on_hostile_text(unit, group):
+    # Loose mode checks up to eight variants of the response; a row holds at most five constraints (Tulu 3's
+    # IF_multi_constraints_upto5; IFEval's own rows hold at most three).
+    ids, kwargs = _all_constraints()
+    _assert_linear(IFEval(mode="loose"), ids[group::5], kwargs[group::5], unit)
 
 
 # -- the converter and the example ------------------------------------------------------------------------------

@@ -10,11 +10,13 @@ contain regular-expression syntax.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from rewardsmith.rewards.ifeval.registry import Arg, constraint
-from rewardsmith.rewards.ifeval.text import at_least, literal_pattern
+from rewardsmith.rewards.ifeval.text import at_least, compare, literal_pattern
 
 __all__ = ["existence", "forbidden_words", "frequency", "letter_frequency"]
 
@@ -44,8 +46,7 @@ def frequency(response: str, args: Mapping[str, Any]) -> bool:
     >>> frequency("War and peace; warfare.", {"keyword": "war", "frequency": 2, "relation": "less than"})
     False
     """
-    count = len(literal_pattern(args["keyword"]).findall(response))
-    return at_least(count, args["frequency"], args["relation"])
+    return compare(literal_pattern(args["keyword"]), response, args["frequency"], args["relation"])
 
 
 @constraint("keywords:forbidden_words", Arg("forbidden_words", "words"))
@@ -57,7 +58,14 @@ def forbidden_words(response: str, args: Mapping[str, Any]) -> bool:
     >>> forbidden_words("Let's ROCK.", {"forbidden_words": ["rock"]})
     False
     """
-    return not any(literal_pattern(word, word=True).search(response) for word in args["forbidden_words"])
+    return not _any_word(tuple(args["forbidden_words"])).search(response)
+
+
+@functools.lru_cache(maxsize=256)
+def _any_word(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for "any of the words, between word boundaries": one scan instead of one per word."""
+    sources = [literal_pattern(word).pattern for word in words]
+    return re.compile(r"\b(?:" + "|".join(sources) + r")\b", re.IGNORECASE)
 
 
 def _letter(value: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rewardsmith.rewards.ifeval.registry import Arg, constraint
-from rewardsmith.rewards.ifeval.text import at_least, count_words, sentences_at_least
+from rewardsmith.rewards.ifeval.text import WORD, compare, sentences_at_least
 
 __all__ = ["nth_paragraph_first_word", "number_paragraphs", "number_sentences", "number_words"]
 
@@ -26,7 +26,7 @@ def number_words(response: str, args: Mapping[str, Any]) -> bool:
     >>> number_words("It's a well-known fact.", {"num_words": 6, "relation": "at least"})
     True
     """
-    return at_least(count_words(response), args["num_words"], args["relation"])
+    return compare(WORD, response, args["num_words"], args["relation"])
 
 
 @constraint("length_constraints:number_sentences", Arg("num_sentences", "int"), Arg("relation", "relation"))
@@ -60,15 +60,20 @@ def number_paragraphs(response: str, args: Mapping[str, Any]) -> bool:
     >>> number_paragraphs("One.\\n***\\n***\\nTwo.", {"num_paragraphs": 2})
     False
     """
-    paragraphs = _DIVIDER.split(response)
-    count = len(paragraphs)
-    for index, paragraph in enumerate(paragraphs):
-        if not paragraph.strip():
-            if index in (0, len(paragraphs) - 1):
-                count -= 1
-            else:
-                return False
-    return count == args["num_paragraphs"]
+    wanted = args["num_paragraphs"]
+    count = 0
+    start = 0
+    for divider in _DIVIDER.finditer(response):
+        if response[start : divider.start()].strip():
+            count += 1
+            if count > wanted:
+                return False  # more paragraphs already (stops early on a long text)
+        elif start > 0:
+            return False  # an empty paragraph between two dividers
+        start = divider.end()
+    if response[start:].strip():
+        count += 1
+    return count == wanted
 
 
 def _nth(value: int) -> int:
@@ -100,8 +105,13 @@ def nth_paragraph_first_word(response: str, args: Mapping[str, Any]) -> bool:
     True
     """
     paragraphs = response.split("\n\n")
-    count = sum(1 for paragraph in paragraphs if paragraph.strip())
-    nth = args["nth_paragraph"]
+    wanted, nth = args["num_paragraphs"], args["nth_paragraph"]
+    count = 0
+    for paragraph in paragraphs:
+        if paragraph.strip():
+            count += 1
+            if count > max(wanted, nth):
+                return False  # too many paragraphs already (stops early on a long text)
     if nth > count:
         return False
     paragraph = paragraphs[nth - 1].strip()

@@ -26,7 +26,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import final_segment
+from rewardsmith.rewards.reasoning import after_reasoning
 from rewardsmith.rewards.ifeval.spec import Bound, parse_constraints, parse_ground_truth
 
 __all__ = ["IFEval", "follows", "ifeval_verdicts", "loose_variants", "row_constraints"]
@@ -110,8 +110,9 @@ class IFEval(Reward):
     ``loose`` (also tries the response without its first or last line, and
     without ``*``). With ``all_or_nothing`` the score is 1 only when every
     constraint is followed (IFEval's prompt-level accuracy). Only the text
-    after the reasoning is checked (after the last ``</think>``; set
-    ``think_tag=None`` to check the whole completion).
+    after the reasoning is checked (after the last ``</think>``, as
+    open-instruct's verifier does; set ``think_tag=None`` to check the whole
+    completion).
 
     Each constraint's verdict is in the result's metrics (keyed by its id;
     a repeated id gets ``#2``), and each constraint type's follow rate in a
@@ -169,7 +170,11 @@ class IFEval(Reward):
         constraints = row_constraints(ids, arguments)
         if not constraints:
             return RewardResult(None, "the row has no constraints")
-        response = final_segment(completion, self.think_tag) if self.think_tag else completion
+        response = completion
+        if self.think_tag:  # the answer after the reasoning, as open-instruct's IFEval verifier reads it
+            response = after_reasoning(completion, (f"</{self.think_tag}>",))
+            if response is None:
+                response = completion
         variants = loose_variants(response) if self.mode == "loose" else None
         verdicts = [follows(c, response, self.mode, variants) for c in constraints]
         metrics: dict[str, float] = {}

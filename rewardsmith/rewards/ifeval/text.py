@@ -34,10 +34,13 @@ from rewardsmith.core.extras import require_extra
 __all__ = [
     "MAX_CHARS",
     "MAX_SENTENCE_ENDS",
+    "WORD",
     "at_least",
     "capital_words_at_least",
+    "compare",
     "count_words",
     "literal_pattern",
+    "matches_at_least",
     "sentences_at_least",
 ]
 
@@ -57,6 +60,31 @@ def count_words(text: str) -> int:
     7
     """
     return len(_WORD.findall(text))
+
+
+def matches_at_least(pattern: re.Pattern[str], text: str, threshold: int) -> bool:
+    """Whether ``pattern`` has at least ``threshold`` non-overlapping matches in ``text`` (stops counting there).
+
+    >>> matches_at_least(re.compile(r"\\w+"), "one two three", 3), matches_at_least(re.compile("x"), "xx", 3)
+    (True, False)
+    """
+    if threshold <= 0:
+        return True
+    return any(count >= threshold for count, _ in enumerate(pattern.finditer(text), 1))
+
+
+def compare(pattern: re.Pattern[str], text: str, threshold: int, relation: str) -> bool:
+    """IFEval's comparison of the number of matches with a threshold (``"less than"`` or ``"at least"``).
+
+    >>> compare(_WORD, "It's a test.", 4, "at least"), compare(_WORD, "It's a test.", 4, "less than")
+    (True, False)
+    """
+    reached = matches_at_least(pattern, text, threshold)
+    return not reached if relation == "less than" else reached
+
+
+#: IFEval's words: runs of ``\\w`` (Python's ``re``, Unicode-aware).
+WORD = _WORD
 
 
 def at_least(count: int, threshold: int, relation: str) -> bool:
