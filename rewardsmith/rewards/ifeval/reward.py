@@ -26,8 +26,8 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards.reasoning import after_reasoning
 from rewardsmith.rewards.ifeval.spec import Bound, parse_constraints, parse_ground_truth
+from rewardsmith.rewards.reasoning import after_reasoning
 
 __all__ = ["IFEval", "follows", "ifeval_verdicts", "loose_variants", "row_constraints"]
 
