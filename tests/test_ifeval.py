@@ -607,3 +607,26 @@ def test_a_bad_row_stops_a_dry_run_naming_it(tmp_path, no_model_loading):
     result = CliRunner().invoke(app, ["train", str(config), "--dry-run"])
     assert result.exit_code == 2, result.output
     assert "detectable_format:titel" in result.output and "detectable_format:title" in result.output
+
+
+def test_coverage_checks_every_rows_constraints_whatever_the_converter(tmp_path, no_model_loading):
+    from rewardsmith.compose import coverage
+
+    rows = [
+        {"prompt": "ok", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
+        {"prompt": "bad", "instruction_id_list": ["keywords:frequency"], "kwargs": [{"keyword": "x"}]},
+        {"prompt": "worse", "instruction_id_list": ["startend:quotaton"], "kwargs": [{}]},
+    ]
+    with pytest.raises(ConstraintError, match=r"(?s)2 row\(s\).*row 1: .*'frequency'.*row 2: .*startend:quotation"):
+        coverage(rows, ["ifeval"])
+    assert coverage(rows[:1], ["ifeval"]).scored_by == {"ifeval": 1}
+    data = tmp_path / "if.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows))
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"model: {{name_or_path: 'builtin:tiny'}}\ndataset: {{source: '{data}'}}\n"  # generic: columns pass through
+        "rewards: [{name: ifeval}]\ntrainer: {max_steps: 1, per_device_train_batch_size: 2, num_generations: 2}\n"
+    )
+    result = CliRunner().invoke(app, ["train", str(config), "--dry-run"])
+    assert result.exit_code == 2, result.output
+    assert "startend:quotaton" in result.output and "row 2" in result.output

@@ -26,6 +26,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards.ifeval.registry import ConstraintError
 from rewardsmith.rewards.ifeval.spec import Bound, parse_constraints, parse_ground_truth
 from rewardsmith.rewards.reasoning import after_reasoning
 
@@ -155,6 +156,26 @@ class IFEval(Reward):
             "ids": Column(self.instructions_column, self.ground_truth_column),
             "arguments": Column(self.kwargs_column, required=False),
         }
+
+    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
+        """Every row's constraints, before training: a :class:`ConstraintError` naming the bad rows (up to five)."""
+        ids = columns.get("ids")
+        if ids is None:
+            return
+        arguments = columns.get("arguments") or [None] * len(ids)
+        problems = []
+        for row, (row_ids, row_arguments) in enumerate(zip(ids, arguments)):
+            try:
+                row_constraints(row_ids, row_arguments)
+            except ConstraintError as exc:
+                problems.append(f"row {row}: {str(exc)[:300]}")
+        if problems:
+            more = f"\n  ... and {len(problems) - 5} more rows" if len(problems) > 5 else ""
+            raise ConstraintError(
+                f"reward {self.name!r}: {len(problems)} row(s) hold constraints it cannot check:\n  "
+                + "\n  ".join(problems[:5])
+                + more
+            )
 
     def score_batch(self, batch: Batch) -> list[Any]:
         """Check every row's constraints first (a bad row is an error before anything is scored), then score."""
