@@ -149,3 +149,33 @@ def test_the_bounded_prefix_gives_langdetects_verdict_on_the_whole_text():
         except Exception:
             whole = None
         assert detect_language(text) == whole
+
+
+def test_a_missing_text_extra_says_what_to_install(monkeypatch):
+    import importlib.util
+
+    from rewardsmith.core.extras import MissingExtraError
+    from rewardsmith.rewards import language
+    from rewardsmith.rewards.ifeval import text
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name in ("langdetect", "nltk", "jieba") else real(name, *a),
+    )
+    for cached in (language._factory, text._tokenizers):
+        cached.cache_clear()
+    try:
+        for name, settings in [("language_consistency", {}), ("ifeval", {}), ("repetition", {"language": "zh"})]:
+            with pytest.raises(MissingExtraError, match=r"pip install 'rewardsmith\[text\]'"):
+                get_reward(name, **settings)  # when the reward is made, before any training step
+        monkeypatch.setattr(importlib.util, "find_spec", real)
+        with pytest.raises(MissingExtraError, match=r"pip install 'rewardsmith\[text\]'"):
+            monkeypatch.setattr(
+                importlib.util, "find_spec", lambda name, *a: None if name == "nltk" else real(name, *a)
+            )
+            text.sentences_at_least("One. Two.", 2)  # and where it is used
+    finally:
+        for cached in (language._factory, text._tokenizers):
+            cached.cache_clear()

@@ -148,6 +148,7 @@ class LanguageConsistency(Reward):
         super().__post_init__()
         if not self.language_column:
             raise RewardConfigError(f"reward {self.name!r}: language_column must name a column")
+        require_extra("text", f"reward {self.name!r} (language detection)", ["langdetect"])
 
     def inputs(self) -> dict[str, Input]:
         return {"expected": Column(self.language_column, required=False)}

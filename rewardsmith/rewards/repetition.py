@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
@@ -60,6 +61,8 @@ class Repetition(Reward):
                 f"reward {self.name!r}: language must be 'en' (words between spaces) or 'zh' (jieba's words), got "
                 f"{self.language!r}; for other languages written without spaces use unit='tokens'"
             )
+        if self.language == "zh" and self.unit == "words":
+            require_extra("text", f"reward {self.name!r} with language='zh' (jieba)", ["jieba"])
 
     def score(self, completion: str, completion_ids: Any = None) -> RewardResult:
         if self.unit == "tokens":

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
@@ -150,6 +151,10 @@ class IFEval(Reward):
         super().__post_init__()
         if self.mode not in _MODES:
             raise RewardConfigError(f"reward {self.name!r}: mode must be 'strict' or 'loose', got {self.mode!r}")
+        # Checked when the reward is made, so a missing extra stops a run before training, not in its first step.
+        require_extra(
+            "text", f"reward {self.name!r} (sentences, word tokens, languages)", ["nltk", "punkt", "langdetect"]
+        )
 
     def inputs(self) -> dict[str, Input]:
         return {
