@@ -60,10 +60,21 @@ def test_format_accepts_the_right_shape_with_white_space():
     assert FMT(completions=["\n<think>\nwork\n</think>\n\n<answer>\n4\n</answer>\n"]) == [1.0]
 
 
-def test_lenient_mode_allows_text_around_the_blocks_but_not_repeats():
+def test_lenient_mode_allows_text_between_and_after_the_blocks_but_not_before_or_repeats():
     lenient = get_reward("think_format", strict=False)
-    assert lenient(completions=["Sure. <think>a</think> so <answer>1</answer> done"]) == [1.0]
+    assert lenient(completions=["<think>a</think> so <answer>1</answer> done"]) == [1.0]
+    assert lenient(completions=["\n <think>a</think> so <answer>1</answer> done"]) == [1.0]
+    assert lenient(completions=["Sure. <think>a</think> so <answer>1</answer> done"]) == [0.0]  # reasoning starts
     assert lenient(completions=["<think>a</think><answer>1</answer> <answer>2</answer>"]) == [0.0]
+
+
+def test_reasoning_block_only_is_trls_think_format():
+    think_only = get_reward("think_format", answer_tag=None)
+    assert think_only(completions=["<think>a</think>The answer is 4.", "<think>a</think>"]) == [1.0, 1.0]
+    assert think_only(completions=["So <think>a</think> 4", "<think>a<think>b</think></think> 4"]) == [0.0, 0.0]
+    assert think_only(completions=["<think> </think> 4", "no tags"]) == [0.0, 0.0]  # empty reasoning scores 0
+    prefilled = get_reward("think_format", answer_tag=None, prefilled_think=True)
+    assert prefilled(completions=["a</think> 4", "<think>a</think> 4"]) == [1.0, 0.0]
 
 
 def test_prefilled_think_does_not_require_and_does_not_allow_an_opening_tag():

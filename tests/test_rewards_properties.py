@@ -25,6 +25,17 @@ TEXT = st.one_of(
     st.lists(st.one_of(TAGGY, st.text(max_size=12)), max_size=40).map("".join),
     st.just(""),
 )
+IFEVAL_ROWS = [
+    {"instruction_id": ["punctuation:no_comma", "detectable_format:title"], "kwargs": [{}, {}]},
+    {"instruction_id": ["length_constraints:number_sentences", "change_case:capital_word_frequency"],
+     "kwargs": [{"num_sentences": 3, "relation": "less than"},
+                {"capital_frequency": 2, "capital_relation": "at least"}]},
+    {"instruction_id": ["detectable_format:number_bullet_lists", "detectable_content:number_placeholders",
+                        "language:response_language"],
+     "kwargs": [{"num_bullets": 2}, {"num_placeholders": 1}, {"language": "en"}]},
+    {"instruction_id": ["detectable_format:json_format", "keywords:frequency"],
+     "kwargs": [{}, {"keyword": "think", "frequency": 2, "relation": "at least"}]},
+]  # fmt: skip
 ANSWER = st.one_of(st.none(), st.text(max_size=20), st.integers(-(10**6), 10**6).map(str), st.just("\\frac{1}{2}"))
 
 CODE_TESTS = st.one_of(
@@ -49,6 +60,9 @@ CASES = {
     "code_syntax": ({}, {}),
     "code_tests": ({"workers": 1, "test_timeout": 2.0}, {"tests": CODE_TESTS}),
     "reasoning_steps": ({}, {}),
+    "ifeval": ({"mode": "loose"}, {"ground_truth": st.one_of(st.none(), st.sampled_from(IFEVAL_ROWS))}),
+    "group_length": ({"unit": "chars"}, {"correct": st.one_of(st.none(), st.booleans())}),
+    "language_consistency": ({}, {"language": st.one_of(st.none(), st.sampled_from(["en", "fr", "zh", "hi"]))}),
 }
 
 _REWARDS: dict = {}

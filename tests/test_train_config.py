@@ -185,6 +185,11 @@ EXAMPLE_OVERRIDES = {
     ],
     "principles_grpo.yaml": ["dataset.max_samples=8"],
     "code_grpo.yaml": [f"dataset.source={SHARED / 'mbpp.jsonl'}", "dataset.config=null"],
+    "ifeval_grpo.yaml": [
+        f"dataset.source={SHARED / 'ifeval_input_data.jsonl'}",
+        "dataset.converter_settings.prompt_key=prompt",
+        "dataset.converter_settings.ground_truth_key=null",
+    ],
 }
 
 

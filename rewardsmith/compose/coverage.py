@@ -143,6 +143,20 @@ def _missing_columns(rewards: list[Reward], table: _Table) -> list[str]:
     return problems
 
 
+def _check_data(rewards: list[Reward], table: _Table) -> None:
+    """Each reward's own check of the values it reads (``Reward.check_data``), components included."""
+    for top in rewards:
+        for node, _ in _walk(top, top.name):
+            if type(node).check_data is Reward.check_data:
+                continue
+            columns = {}
+            for name, given in node.injection.inputs.items():
+                found = given.found(table.names) if isinstance(given, Column) else None
+                if found is not None:
+                    columns[name] = table.column(found)
+            node.check_data(columns)
+
+
 def _reasons(reward: Reward, table: _Table) -> list[str | None]:
     """For each row, ``None`` when ``reward`` may score it, else why it cannot."""
     n = table.n
@@ -205,7 +219,9 @@ def coverage(dataset: Any, rewards: Any) -> CoverageReport:
     """Check that every row of ``dataset`` is scored by at least one of ``rewards``, before training.
 
     Raises :class:`~rewardsmith.MissingColumnError` when a reward needs a
-    column the dataset lacks (or a route's task column is missing), and
+    column the dataset lacks (or a route's task column is missing), the
+    error of a reward's own check of its values (``Reward.check_data``: an
+    unknown IFEval constraint id, say), and
     :class:`CoverageError` listing the rows no reward scores, grouped by
     reason (a task no route handles, a needed column that is empty in those
     rows). It reads only the columns the rewards need and scores nothing.
@@ -238,6 +254,7 @@ def coverage(dataset: Any, rewards: Any) -> CoverageReport:
             + f"\nColumns present: {', '.join(table.names) or 'none'}. "
             + "Add or rename the columns, or change the rewards."
         )
+    _check_data(made, table)
     report = CoverageReport(table.n)
     per_reward = [(r.name, _reasons(r, table)) for r in made]
     for name, reasons in per_reward:

@@ -8,6 +8,9 @@ judges and the ``rewards`` command. The rest comes with extras:
 * ``train``: ``eval`` and ``models`` plus TRL, PEFT and the training run's needs;
 * ``serve``: Starlette and uvicorn (``rewardsmith serve``, the reward server);
 * ``ray``: Ray (the ``ray`` engine for rewards and evaluation jobs);
+* ``text``: NLTK with the Punkt English model, langdetect and jieba (the
+  ``ifeval`` reward's sentence, word-token and language constraints,
+  ``language_consistency``, ``repetition`` with ``language="zh"``);
 * ``vllm``, ``qlora``: CUDA-only additions for training;
 * ``all``: everything that installs on any machine (``make install`` uses it).
 
@@ -30,6 +33,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "train": ("datasets", "torch", "transformers", "trl", "peft", "accelerate", "pydantic", "matplotlib"),
     "serve": ("starlette", "uvicorn"),
     "ray": ("ray",),
+    "text": ("nltk", "punkt", "langdetect", "jieba"),
     "vllm": ("vllm",),
     "qlora": ("bitsandbytes",),
 }

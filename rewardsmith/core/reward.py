@@ -265,6 +265,17 @@ class Reward:
         """
         return to_result(raw, self.name)
 
+    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
+        """Check a dataset's values before training; raise a :class:`~rewardsmith.DatasetError` naming bad rows.
+
+        ``columns`` holds the dataset columns this reward reads (its
+        ``inputs()``), by input name, one value per row. Called by
+        :func:`~rewardsmith.compose.coverage` (and so by ``rewardsmith train``
+        before any model loads). Override it when a value can be wrong in a
+        way no sample could fix (an unknown constraint id in the data); the
+        default checks nothing.
+        """
+
     def affinity(self, row: dict[str, Any]) -> Any:
         """A key for scoring ``row`` on the same worker as other rows with that key (``None``: no preference).
 

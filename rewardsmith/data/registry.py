@@ -1,6 +1,6 @@
 """The converter registry: names to dataset converters, looked up like rewards.
 
-Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``, and for code
+Built-ins: ``gsm8k``, ``math``, ``countdown``, ``generic``, ``chat``, ``fireworks``, ``ifeval``, and for code
 ``mbpp``, ``humaneval``, ``apps``, ``codecontests``. Register
 your own with :func:`register_converter`: a :class:`Converter` subclass (its
 fields are the settings), a converter object, or a plain function
@@ -23,6 +23,7 @@ from rewardsmith.core.lookup import Registry
 from rewardsmith.core.names import did_you_mean, first_line
 from rewardsmith.data.code import APPS, MBPP, CodeContests, HumanEval
 from rewardsmith.data.converters import Chat, Converter, FireworksEval, FunctionConverter, Generic
+from rewardsmith.data.ifeval import IFEvalData
 from rewardsmith.data.tasks import GSM8K, Countdown, Math
 
 __all__ = ["get_converter", "list_converters", "register_converter", "unregister_converter"]
@@ -94,7 +95,7 @@ def list_converters() -> dict[str, str]:
     """Every registered converter name with a one-line description.
 
     >>> sorted(list_converters())
-    ['apps', 'chat', 'codecontests', 'countdown', 'fireworks', 'generic', 'gsm8k', 'humaneval', 'math', 'mbpp']
+    ['apps', 'chat', 'codecontests', 'countdown', 'fireworks', 'generic', 'gsm8k', 'humaneval', 'ifeval', 'math', 'mbpp']
     """
     return CONVERTERS.describe()
 
@@ -158,5 +159,6 @@ for _name, _cls in (
     ("humaneval", HumanEval),
     ("apps", APPS),
     ("codecontests", CodeContests),
+    ("ifeval", IFEvalData),
 ):
     register_converter(_name, _cls)

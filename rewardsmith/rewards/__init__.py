@@ -1,6 +1,6 @@
 """Built-in rewards, one module per family, each registered by name on import.
 
-Heavy dependencies (math-verify, jsonschema) are imported inside the rewards
+Heavy dependencies (math-verify, jsonschema, NLTK, langdetect, jieba) are imported inside the rewards
 that need them, so importing rewardsmith stays fast (worker processes import
 it too).
 """
@@ -9,7 +9,10 @@ from rewardsmith.rewards.code import CodeSyntax
 from rewardsmith.rewards.code_tests import CodeTests
 from rewardsmith.rewards.countdown import Countdown
 from rewardsmith.rewards.format import TagCount, ThinkFormat
+from rewardsmith.rewards.group_length import GroupLength
 from rewardsmith.rewards.gsm8k import GSM8KAccuracy
+from rewardsmith.rewards.ifeval import IFEval
+from rewardsmith.rewards.language import LanguageConsistency
 from rewardsmith.rewards.length import CosineLength, Length, SoftOverlong
 from rewardsmith.rewards.math import MathAccuracy
 from rewardsmith.rewards.repetition import ReasoningSteps, Repetition
@@ -21,7 +24,10 @@ __all__ = [
     "CosineLength",
     "Countdown",
     "GSM8KAccuracy",
+    "GroupLength",
+    "IFEval",
     "JSONSchema",
+    "LanguageConsistency",
     "Length",
     "MathAccuracy",
     "ReasoningSteps",

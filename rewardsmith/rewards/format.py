@@ -11,6 +11,7 @@ that a chat template already put in the prompt.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.registry import register_reward
@@ -21,22 +22,24 @@ from rewardsmith.rewards._text import count_tag, find_tags, has_content, tag_nam
 __all__ = ["TagCount", "ThinkFormat"]
 
 
-def _expected(think_tag: str | None, answer_tag: str, prefilled_think: bool) -> list[tuple[str, bool]]:
+def _expected(think_tag: str | None, answer_tag: str | None, prefilled_think: bool) -> list[tuple[str, bool]]:
     if think_tag is None:
-        return [(answer_tag, False), (answer_tag, True)]
-    shape = [(think_tag, False), (think_tag, True), (answer_tag, False), (answer_tag, True)]
+        return [(answer_tag, False), (answer_tag, True)] if answer_tag else []
+    shape = [(think_tag, False), (think_tag, True)]
+    if answer_tag is not None:
+        shape += [(answer_tag, False), (answer_tag, True)]
     return shape[1:] if prefilled_think else shape
 
 
-def _tag_names(think_tag: str | None, answer_tag: str) -> tuple[str, ...]:
-    return (answer_tag,) if think_tag is None else (think_tag, answer_tag)
+def _tag_names(think_tag: str | None, answer_tag: str | None) -> tuple[str, ...]:
+    return tuple(t for t in (think_tag, answer_tag) if t is not None)
 
 
 def _checked_names(reward: Reward) -> None:
     """Accept tag names written with brackets (``"<think>"``), and reject what cannot be a tag name."""
     for setting in ("think_tag", "answer_tag"):
         value = getattr(reward, setting)
-        if value is None and setting == "think_tag":
+        if value is None:
             continue
         try:
             setattr(reward, setting, tag_name(value, setting))
@@ -57,14 +60,18 @@ class ThinkFormat(Reward):
     Scores 0 for repeated or nested blocks, unclosed or unbalanced tags, an
     empty reasoning or answer, and an answer before the reasoning. ``strict``
     (default) allows only white space outside the blocks; lenient mode allows
-    text before the reasoning, between the blocks and after the answer. With
+    text between the blocks and after the answer (never before the
+    reasoning: the reasoning starts the completion). With
     ``prefilled_think`` the chat template already opened ``<think>`` in the
     prompt, so the completion starts inside the reasoning and must not open
     it again. With ``think_tag=None`` only the answer block is expected (for
-    models that do not reason in tags). Tags are matched case-insensitively;
-    names may be given with or without brackets (``"think"`` or ``"<think>"``).
-    The completion is read as it is seen: invisible characters are not
-    content (a block holding only a zero-width space is empty).
+    models that do not reason in tags). With ``answer_tag=None`` only the
+    reasoning block is expected, at the start, and free text may follow it
+    (TRL's ``think_format_reward``, except that empty reasoning scores 0
+    here). Tags are matched case-insensitively; names may be given with or
+    without brackets (``"think"`` or ``"<think>"``). The completion is read
+    as it is seen: invisible characters are not content (a block holding
+    only a zero-width space is empty).
 
     Columns: none. Range: {0, 1}.
 
@@ -76,8 +83,11 @@ class ThinkFormat(Reward):
     ...     "<think></think><answer>4</answer>",                      # empty reasoning
     ... ])
     [1.0, 0.0, 0.0, 0.0]
-    >>> ThinkFormat(strict=False)(completions=["Sure. <think>x</think><answer>4</answer> thanks!"])
-    [1.0]
+    >>> ThinkFormat(strict=False)(completions=["<think>x</think>So: <answer>4</answer> thanks!",
+    ...                                        "Sure. <think>x</think><answer>4</answer>"])  # text before: never
+    [1.0, 0.0]
+    >>> ThinkFormat(answer_tag=None)(completions=["<think>x</think>The answer is 4.", "4 <think>x</think>"])
+    [1.0, 0.0]
     >>> ThinkFormat(prefilled_think=True).check("2 and 2 make 4</think><answer>4</answer>").score
     1.0
     >>> ThinkFormat(think_tag="reasoning", answer_tag="solution").check(
@@ -93,10 +103,12 @@ class ThinkFormat(Reward):
     strict: bool = True
     prefilled_think: bool = False
     think_tag: str | None = "think"
-    answer_tag: str = "answer"
+    answer_tag: str | None = "answer"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.think_tag is None and self.answer_tag is None:
+            raise RewardConfigError(f"reward {self.name!r}: think_tag and answer_tag cannot both be None")
         _checked_names(self)
 
     def score(self, completion: str) -> RewardResult:
@@ -115,6 +127,8 @@ class ThinkFormat(Reward):
             if self.strict and has_content(outside):
                 return RewardResult(0.0, f"text outside the answer (strict): {outside.strip()[:40]!r}")
             return RewardResult(1.0, "one answer block")
+        if self.answer_tag is None:
+            return _reasoning_only(completion, tags, self.prefilled_think)
         if self.prefilled_think:
             think_close, answer_open, answer_close = tags
             before, reasoning = "", completion[: think_close.start]
@@ -128,15 +142,28 @@ class ThinkFormat(Reward):
             return RewardResult(0.0, "the reasoning is empty")
         if not has_content(answer):
             return RewardResult(0.0, "the answer is empty")
+        if has_content(before):
+            return RewardResult(0.0, f"text before the reasoning: {before.strip()[:40]!r}")
         if self.strict:
             for label, text in (
-                ("before the reasoning", before),
                 ("between the blocks", between),
                 ("after the answer", after),
             ):
                 if has_content(text):
                     return RewardResult(0.0, f"text {label} (strict): {text.strip()[:40]!r}")
         return RewardResult(1.0, "reasoning then answer, each exactly once")
+
+
+def _reasoning_only(completion: str, tags: list[Any], prefilled_think: bool) -> RewardResult:
+    """The reasoning block starts the completion (after white space) and is not empty; free text may follow."""
+    close = tags[-1]
+    start = 0 if prefilled_think else tags[0].end
+    before = "" if prefilled_think else completion[: tags[0].start]
+    if has_content(before):
+        return RewardResult(0.0, f"text before the reasoning: {before.strip()[:40]!r}")
+    if not has_content(completion[start : close.start]):
+        return RewardResult(0.0, "the reasoning is empty")
+    return RewardResult(1.0, "the reasoning block starts the completion")
 
 
 def _mismatch(text: str, seen: list[tuple[str, bool]], expected: list[tuple[str, bool]]) -> str:

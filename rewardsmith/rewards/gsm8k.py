@@ -22,6 +22,7 @@ rounded to the reference's decimals (``3.333`` for ``3.33``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import islice
@@ -43,6 +44,7 @@ from rewardsmith.rewards._text import (
     tag_blocks,
     visible_text,
 )
+from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
 
 __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 
@@ -169,6 +171,9 @@ class GSM8KAccuracy(Reward):
     The reference comes from ``answer_column`` (``answer`` by default): a bare
     number or a full solution ending in ``#### N``. Returns ``None`` when the
     reference has no number (the row is not scorable), 1.0 for a match, else 0.0.
+    With ``reasoning_delimiters`` (e.g. ``["</think>"]``) the answer is looked
+    for only after the reasoning, and a completion whose reasoning never ends
+    scores 0.
 
     Columns: ``answer`` (configurable). Range: {0, 1} or None.
 
@@ -187,6 +192,11 @@ class GSM8KAccuracy(Reward):
     fallback_last_number: bool = True
     #: A sample whose check times out or crashes scores as a wrong answer, never better.
     on_error: OnError = field(default="zero", kw_only=True)
+    reasoning_delimiters: Sequence[str] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
 
     def inputs(self) -> dict[str, Input]:
         return {"reference": Column(self.answer_column)}
@@ -195,6 +205,11 @@ class GSM8KAccuracy(Reward):
         gold = parse_reference_number(reference)
         if gold is None:
             return RewardResult(None, f"the reference {str(reference)[:60]!r} has no number")
+        if self.reasoning_delimiters:
+            final = after_reasoning(completion, self.reasoning_delimiters)
+            if final is None:
+                return RewardResult(0.0, f"the reasoning never ends (no {' or '.join(self.reasoning_delimiters)})")
+            completion = final
         predicted, where = extract_numeric_answer(completion, self.fallback_last_number)
         if predicted is None:
             return RewardResult(0.0, where)

@@ -30,7 +30,7 @@ from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import visible_text
 
-__all__ = ["CosineLength", "Length", "SoftOverlong", "measure_length"]
+__all__ = ["CosineLength", "Length", "SoftOverlong", "check_unit", "measure_length"]
 
 Unit = Literal["tokens", "words", "chars"]
 _UNITS = ("tokens", "words", "chars")
@@ -80,7 +80,8 @@ def _seen_chars(text: str) -> int:
     return sum(1 for ch in seen if ch.isascii() or unicodedata.category(ch) not in ("Mn", "Me"))
 
 
-def _check_unit(name: str, unit: str) -> None:
+def check_unit(name: str, unit: str) -> None:
+    """A clear error for a length unit that is not ``tokens``, ``words`` or ``chars``."""
     if unit not in _UNITS:
         raise RewardConfigError(f"reward {name!r}: unit must be one of {', '.join(_UNITS)}, got {unit!r}")
 
@@ -118,7 +119,7 @@ class Length(Reward):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_unit(self.name, self.unit)
+        check_unit(self.name, self.unit)
         if self.target is None and self.min_length is None and self.max_length is None:
             raise RewardConfigError(f"reward {self.name!r} needs target=N or min_length/max_length")
         if self.target is not None and (self.min_length is not None or self.max_length is not None):
@@ -194,7 +195,7 @@ class CosineLength(Composite):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_unit(self.name, self.unit)
+        check_unit(self.name, self.unit)
         if self.max_length <= 0:
             raise RewardConfigError(f"reward {self.name!r}: max_length must be positive, got {self.max_length}")
         if self.correctness is not None:
@@ -267,7 +268,7 @@ class SoftOverlong(Reward):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _check_unit(self.name, self.unit)
+        check_unit(self.name, self.unit)
         if not 0 < self.cache_length <= self.max_length:
             raise RewardConfigError(
                 f"reward {self.name!r}: need 0 < cache_length <= max_length, "

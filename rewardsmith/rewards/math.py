@@ -39,7 +39,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -61,6 +61,7 @@ from rewardsmith.rewards._text import (
     tag_blocks,
     visible_text,
 )
+from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
 
 __all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
 
@@ -158,6 +159,8 @@ def reference_latex(gold: Any) -> str | None:
     >>> reference_latex(" $10{,}000$ ")
     '10{,}000'
     >>> reference_latex(None) is None
+    True
+    >>> reference_latex("Answer is forty two.") is None  # words, not an answer
     True
     """
     if gold is None:
@@ -372,8 +375,11 @@ class MathAccuracy(Reward):
 
     Only the final answer counts (``<answer>`` block, ``\boxed{}`` or "the
     answer is", after any ``</think>``); several different final answers
-    score 0; a reference that cannot be parsed gives ``None``. The reference
-    is parsed as LaTeX even when bare. Runs with a hard per-sample
+    score 0; a reference that cannot be parsed gives ``None``. With
+    ``reasoning_delimiters`` (e.g. ``["</think>"]``, as TRL's
+    ``reasoning_accuracy_reward``) the answer is looked for only after the
+    reasoning, and a completion whose reasoning never ends scores 0. The
+    reference is parsed as LaTeX even when bare. Runs with a hard per-sample
     ``timeout`` (10 s) in a worker process; ``workers=N`` scores in parallel.
 
     Columns: ``answer`` (configurable; ``solution`` is used when there is no
@@ -391,9 +397,14 @@ class MathAccuracy(Reward):
     score_range = (0.0, 1.0)
 
     answer_column: str = "answer"
+    reasoning_delimiters: Sequence[str] | None = None
     timeout: float | None = field(default=10.0, kw_only=True)
     #: A sample whose check times out or crashes scores as a wrong answer (see the module docs).
     on_error: OnError = field(default="zero", kw_only=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
 
     def inputs(self) -> dict[str, Input]:
         # MATH-style data has a worked `solution` whose last \boxed{} is the answer; it serves when there is
@@ -444,6 +455,11 @@ class MathAccuracy(Reward):
 
     def _judge(self, completion: str, reference: Any, prompt: Any, *, allow_sympy: bool) -> RewardResult | None:
         """Score one sample; without ``allow_sympy``, ``None`` wherever math-verify would be needed."""
+        if self.reasoning_delimiters:
+            final = after_reasoning(completion, self.reasoning_delimiters)
+            if final is None:
+                return RewardResult(0.0, f"the reasoning never ends (no {' or '.join(self.reasoning_delimiters)})")
+            completion = final
         gold = reference_latex(None if reference is None else visible_text(str(reference)))
         if gold is not None and is_prose(gold):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")

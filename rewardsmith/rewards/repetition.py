@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.extras import require_extra
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import fold_word, has_content, visible_text
+from rewardsmith.rewards.segment import chinese_words
 
 __all__ = ["ReasoningSteps", "Repetition"]
 
@@ -27,12 +29,17 @@ class Repetition(Reward):
     spaces) and compared folded (case, accents, compatibility forms and
     look-alike letters), so that a zero-width suffix or a Cyrillic ``о`` does
     not make a repeated word new. Completions shorter than ``ngram_size`` score 0.
+    For text written without spaces, ``language="zh"`` splits words with
+    jieba (``pip install 'rewardsmith[text]'``), as open-r1 does; token units
+    work for any language.
 
     Columns: none. Range: [max_penalty, 0].
 
     >>> r = Repetition(ngram_size=2)
     >>> r(completions=["the cat sat on the mat", "go go go go go", "hi"])
     [0.0, -0.75, 0.0]
+    >>> Repetition(ngram_size=2, language="zh")(completions=["这个这个这个这个这个"])
+    [-0.75]
     """
 
     default_name = "repetition"
@@ -40,6 +47,7 @@ class Repetition(Reward):
     ngram_size: int = 3
     max_penalty: float = -1.0
     unit: Literal["words", "tokens"] = "words"
+    language: Literal["en", "zh"] = "en"
 
     @property
     def score_range(self) -> tuple[float, float]:  # type: ignore[override]
@@ -53,6 +61,13 @@ class Repetition(Reward):
             raise RewardConfigError(f"reward {self.name!r}: max_penalty must be <= 0, got {self.max_penalty}")
         if self.unit not in ("words", "tokens"):
             raise RewardConfigError(f"reward {self.name!r}: unit must be 'words' or 'tokens', got {self.unit!r}")
+        if self.language not in ("en", "zh"):
+            raise RewardConfigError(
+                f"reward {self.name!r}: language must be 'en' (words between spaces) or 'zh' (jieba's words), got "
+                f"{self.language!r}; for other languages written without spaces use unit='tokens'"
+            )
+        if self.language == "zh" and self.unit == "words":
+            require_extra("text", f"reward {self.name!r} with language='zh' (jieba)", ["jieba"])
 
     def score(self, completion: str, completion_ids: Any = None) -> RewardResult:
         if self.unit == "tokens":
@@ -61,6 +76,8 @@ class Repetition(Reward):
                     f"reward {self.name!r} counts token n-grams but got no completion_ids; use unit='words' outside TRL"
                 )
             items: list[Any] = list(completion_ids)
+        elif self.language == "zh":
+            items = chinese_words(visible_text(completion))
         else:
             items = list(map(fold_word, visible_text(completion).split()))
         n = self.ngram_size

@@ -1,0 +1,165 @@
+"""Language detection (``detect_language``) and ``language_consistency``: the completion is in the expected language.
+
+The detector is ``langdetect``, the port of Google's language-detection
+library that IFEval's reference checker uses, so the ``ifeval`` reward's
+language constraints and this reward agree with it. It needs no network
+(its 55 language profiles ship in the package), and it is made
+deterministic here (seed 0, on a detector factory of our own, so the
+process-wide ``langdetect`` state is left alone); the reference checker
+leaves it unseeded, so its verdicts on borderline texts vary from run to run.
+
+``langdetect`` reads at most 10,000 characters of a text once URLs and
+e-mail addresses are removed. Removing them from a megabyte costs time for
+nothing, so :func:`detect_language` hands it the shortest prefix that gives
+the same 10,000 characters (see :func:`_detection_input`).
+
+Install with ``pip install 'rewardsmith[text]'``.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.extras import require_extra
+from rewardsmith.core.injection import Column, Input
+from rewardsmith.core.registry import register_reward
+from rewardsmith.core.result import RewardResult
+from rewardsmith.core.reward import Reward
+
+__all__ = ["LanguageConsistency", "detect_language", "same_language"]
+
+#: Characters langdetect reads once URLs and e-mail addresses are removed.
+_READ = 10_000
+#: Longer than any URL or e-mail address langdetect removes (2,083 and 575 characters at most).
+_MARGIN = 4_096
+
+_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _factory() -> Any:
+    require_extra("text", "language detection", ["langdetect"])
+    from langdetect.detector_factory import PROFILES_DIRECTORY, DetectorFactory
+
+    factory = DetectorFactory()
+    factory.load_profile(PROFILES_DIRECTORY)
+    factory.set_seed(0)
+    return factory
+
+
+def _cleaned_length(text: str) -> int:
+    from langdetect.detector import Detector
+    from langdetect.utils.ngram import NGram
+
+    text = Detector.MAIL_RE.sub(" ", Detector.URL_RE.sub(" ", text))
+    return len(NGram.normalize_vi(text))
+
+
+def _detection_input(text: str) -> str:
+    """The prefix of ``text`` whose first 10,000 cleaned characters are those of the whole text.
+
+    Removing a URL or an address only shortens the text, and a match cut by
+    the end of a prefix can change at most the last ``_MARGIN`` characters.
+    So once the prefix minus that margin cleans to more than 10,000
+    characters, the first 10,000 are settled.
+    """
+    size = _READ + 2 * _MARGIN
+    while size < len(text):
+        if _cleaned_length(text[: size - _MARGIN]) > _READ:
+            return text[:size]
+        size *= 2
+    return text
+
+
+def detect_language(text: str) -> str | None:
+    """The ISO 639-1 code of the language of ``text`` as langdetect sees it (``zh-cn``/``zh-tw`` for Chinese), or
+    ``None`` when there is nothing to detect (no letters).
+
+    Recent answers are remembered (several constraints of one response ask
+    about the same text).
+
+    >>> detect_language("Bonjour à tous, comment allez-vous aujourd'hui ?")
+    'fr'
+    >>> detect_language("1234 !!!") is None
+    True
+    """
+    return _detect(text)
+
+
+@functools.lru_cache(maxsize=32)
+def _detect(text: str) -> str | None:
+    factory = _factory()
+    from langdetect.lang_detect_exception import LangDetectException
+
+    with _LOCK:  # one detector at a time: langdetect's factory is not documented as thread-safe
+        detector = factory.create()
+    detector.append(_detection_input(text))
+    try:
+        return str(detector.detect())
+    except LangDetectException:
+        return None
+
+
+def same_language(detected: str | None, expected: str) -> bool:
+    """Whether a detected code names the expected language (``zh`` matches ``zh-cn`` and ``zh-tw``).
+
+    >>> same_language("zh-cn", "zh"), same_language("en", "EN"), same_language(None, "en")
+    (True, True, False)
+    """
+    if detected is None:
+        return False
+    detected, expected = detected.lower(), expected.strip().lower()
+    return detected == expected or detected.split("-")[0] == expected
+
+
+@register_reward("language_consistency")
+@dataclass
+class LanguageConsistency(Reward):
+    """The completion is written in the expected language: that of a ``language`` column, else the prompt's (1 or 0).
+
+    The expected language is an ISO 639-1 code (``"fr"``, ``"zh"``) from
+    ``language_column`` when the data has it; otherwise the prompt's own
+    language, detected the same way (the last user message of a
+    conversation). Detection is ``langdetect``'s (the detector IFEval uses),
+    seeded so it is deterministic. A completion with no letters to detect
+    scores 0; a row whose expected language cannot be told (empty prompt, no
+    column) scores ``None``.
+
+    Columns: ``language`` (optional; else the prompt). Range: {0, 1} or None.
+
+    >>> r = LanguageConsistency()
+    >>> r(prompts=["Quelle est la capitale de la France ?"] * 2,
+    ...   completions=["La capitale de la France est Paris.", "The capital of France is Paris."])
+    [1.0, 0.0]
+    >>> r(completions=["Das ist ein kurzer deutscher Satz."], language=["de"])
+    [1.0]
+    """
+
+    default_name = "language_consistency"
+    score_range = (0.0, 1.0)
+
+    language_column: str = "language"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.language_column:
+            raise RewardConfigError(f"reward {self.name!r}: language_column must name a column")
+        require_extra("text", f"reward {self.name!r} (language detection)", ["langdetect"])
+
+    def inputs(self) -> dict[str, Input]:
+        return {"expected": Column(self.language_column, required=False)}
+
+    def score(self, completion: str, prompt: str = "", expected: Any = None) -> RewardResult:
+        where = f"the {self.language_column!r} column"
+        if expected is None or (isinstance(expected, str) and not expected.strip()):
+            expected = detect_language(prompt) if prompt.strip() else None
+            where = "the prompt"
+            if expected is None:
+                return RewardResult(None, "no expected language: no language column and no prompt text to detect")
+        detected = detect_language(completion)
+        ok = same_language(detected, str(expected))
+        return RewardResult(float(ok), f"detected {detected or 'nothing'}, expected {expected} ({where})")
