@@ -94,8 +94,8 @@ def unregister_converter(name: str) -> None:
 def list_converters() -> dict[str, str]:
     """Every registered converter name with a one-line description.
 
-    >>> sorted(list_converters())
-    ['apps', 'chat', 'codecontests', 'countdown', 'fireworks', 'generic', 'gsm8k', 'humaneval', 'ifeval', 'math', 'mbpp']
+    >>> print(*sorted(list_converters()))
+    apps chat codecontests countdown fireworks generic gsm8k humaneval ifeval math mbpp
     """
     return CONVERTERS.describe()
 
