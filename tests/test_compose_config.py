@@ -13,7 +13,7 @@ MIXED = {
     "completions": [
         "<think>9*2</think><answer>18</answer>",
         "#### 18",
-        "Sure. <think>x</think><answer>4</answer>",
+        "<think>x</think>Sure. <answer>4</answer>",  # text between: lenient only
         "x",
     ],
     "task": ["math", "math", "chat", "poem"],

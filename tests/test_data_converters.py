@@ -41,6 +41,7 @@ def test_each_builtin_declares_the_columns_it_writes():
         "humaneval": {"prompt": "def inc(x):\n    pass\n", "test": CHECK, "entry_point": "inc"},
         "apps": {"question": "Sum.", "input_output": '{"inputs": ["1 2"], "outputs": ["3"]}'},
         "codecontests": {"description": "Sum.", "public_tests": {"input": ["1 2"], "output": ["3"]}},
+        "ifeval": {"prompt": "No commas.", "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}]},
     }
     assert set(list_converters()) == set(rows)
     for name, row in rows.items():

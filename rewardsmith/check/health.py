@@ -232,7 +232,7 @@ class HealthMonitor:
         for key, value in metrics.items():
             self.history[key].append(value)
             self.recent[key].append(value)
-        new = self._judge(step)
+        new = self._warnings_due(step)
         shown = {f"health/{k}": v for k, v in metrics.items() if v is not None and k not in ("mean_length",)}
         return shown, new
 
@@ -267,7 +267,7 @@ class HealthMonitor:
         logger.warning("health (step %d): %s", step, message)
         return warning
 
-    def _judge(self, step: int) -> list[HealthWarning]:
+    def _warnings_due(self, step: int) -> list[HealthWarning]:
         t, out = self.limits, []
         recent = {k: _mean(v) for k, v in self.recent.items()}
         full = self.logs >= t.window

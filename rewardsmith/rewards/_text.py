@@ -15,6 +15,7 @@ adversarial completion costs milliseconds.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import sys
 import unicodedata
@@ -24,6 +25,7 @@ from typing import NamedTuple
 
 __all__ = [
     "Tag",
+    "answer_statements",
     "boxed_contents",
     "count_tag",
     "fenced_blocks",
@@ -478,14 +480,6 @@ _ANSWER_PHRASE = re.compile(r"(?:final\s{1,20}answer|answer)\s{0,20}(?:is|:|=)\s
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
 
 
-def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """The last match of ``pattern`` in ``text`` (matches are not collected: a million of them cost no memory)."""
-    last = None
-    for last in pattern.finditer(text):  # noqa: B007 - the loop keeps the last one
-        pass
-    return last
-
-
 def statement(text: str, start: int) -> str:
     r"""The statement that begins at ``start``: up to the end of its sentence or line, trailing punctuation removed.
 
@@ -496,17 +490,25 @@ def statement(text: str, start: int) -> str:
     return text[start : end.start() if end else len(text)].strip().rstrip(" .;,!")
 
 
-def answer_phrase(text: str) -> str | None:
-    r"""What follows the last explicit answer statement ("the answer is", "Final Answer:"), up to its sentence's end.
+def answer_statements(
+    text: str, pattern: re.Pattern[str] = _ANSWER_PHRASE, limit: int = MAX_ANSWERS
+) -> list[str] | None:
+    r"""What follows each explicit answer statement ("the answer is", "Final Answer:"), up to its sentence's end.
 
-    >>> answer_phrase("so the final answer is $\\frac{1}{2}$.\nThanks")
-    '$\\frac{1}{2}$'
-    >>> answer_phrase("The answer is 4. Then we check it.")
-    '4'
-    >>> answer_phrase("no statement") is None
-    True
+    A statement also ends where the next answer phrase begins, so each part of
+    the text is read once (linear time on any input). ``None`` when there are
+    more than ``limit`` statements: at that scale it is hedging, not an answer.
+
+    >>> answer_statements("so the final answer is $\\frac{1}{2}$.\nThanks")
+    ['$\\frac{1}{2}$']
+    >>> answer_statements("Answer: 3\nAnswer: 18"), answer_statements("The answer is 4. Then we check it.")
+    (['3', '18'], ['4'])
+    >>> answer_statements("no statement"), answer_statements("answer: 1 " * 60)
+    ([], None)
     """
-    match = last_match(_ANSWER_PHRASE, text)
-    if match is None:
+    matches = list(itertools.islice(pattern.finditer(text), limit + 1))
+    if len(matches) > limit:
         return None
-    return statement(text, match.end()) or None
+    ends = [m.start() for m in matches[1:]] + [len(text)]
+    found = [statement(text[match.end() : end], 0) for match, end in zip(matches, ends)]
+    return [s for s in found if s]

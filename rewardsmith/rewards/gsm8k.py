@@ -34,13 +34,12 @@ from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
+    answer_statements,
     boxed_contents,
     final_segment,
     format_number,
     iter_numbers,
-    last_match,
     parse_number,
-    statement,
     tag_blocks,
     visible_text,
 )
@@ -116,21 +115,42 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
         if len(distinct) > 1:
             return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
         return distinct[0], marked[0][0]
-    phrase = last_match(_PHRASES, completion)
-    if phrase is not None:
-        said = statement(completion, phrase.end())
-        value = parse_number(said)
-        if value is not None:
-            return value, "answer phrase"
-        if any(True for _ in iter_numbers(said)):
-            return None, "hedged: the answer phrase states several numbers"
+    statements = answer_statements(completion, _PHRASES)
+    if statements is None:
+        return None, f"more than {MAX_ANSWERS} answer statements"
+    # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
+    stated = {value for value in map(parse_number, statements) if value is not None}
+    if statements and parse_number(statements[-1]) is None and any(True for _ in iter_numbers(statements[-1])):
+        return None, "hedged: the answer phrase states several numbers"
+    if len(stated) > 1:
+        return None, "hedged: the answer phrases state " + ", ".join(format_number(v) for v in sorted(stated))
+    if stated:
+        return stated.pop(), "answer phrase"
     if fallback_last_number:
-        last = None
-        for value, _, _ in iter_numbers(completion.replace("{,}", ",")):
-            last = value
-        if last is not None:
-            return last, "last number"
+        return _last_number(completion.replace("{,}", ","))
     return None, "no answer found"
+
+
+# What may stand between two numbers of a list: a comma, semicolon, slash or bar, "or"/"and", or nothing but space.
+_LIST_GAP = re.compile(r"[ \t]{0,8}(?:[,;/|][ \t]{0,8})?(?:(?:or|and)[ \t]{1,8})?", re.IGNORECASE)
+
+
+def _last_number(text: str) -> tuple[Fraction | None, str]:
+    """The last number, unless it ends a list of different numbers (``3, 7, 18``; ``18 or 20``): a list is no answer.
+
+    >>> _last_number("so 9 * 2 = 18."), _last_number("Possible answers: 3, 7, 18")
+    ((Fraction(18, 1), 'last number'), (None, 'hedged: the last number ends a list of numbers'))
+    """
+    last, last_end, listed = None, -1, False
+    for value, start, end in iter_numbers(text):
+        in_list = last is not None and _LIST_GAP.fullmatch(text, last_end, start) is not None
+        listed = in_list and (listed or value != last)
+        last, last_end = value, end
+    if last is None:
+        return None, "no answer found"
+    if listed:
+        return None, "hedged: the last number ends a list of numbers"
+    return last, "last number"
 
 
 def _decimals(value: Fraction) -> int | None:

@@ -53,7 +53,7 @@ from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._latex import blow_up, has_repeat_notation, is_placeholder, is_prose, repeating_decimal
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
-    answer_phrase,
+    answer_statements,
     boxed_contents,
     final_segment,
     find_tags,
@@ -160,8 +160,6 @@ def reference_latex(gold: Any) -> str | None:
     '10{,}000'
     >>> reference_latex(None) is None
     True
-    >>> reference_latex("Answer is forty two.") is None  # words, not an answer
-    True
     """
     if gold is None:
         return None
@@ -214,10 +212,15 @@ def final_math_answers(completion: str, prompt: str | None = None) -> tuple[list
         return None, f"more than {MAX_ANSWERS} stated answers"
     answers = _real_answers([_strip_delimiters(a) for a in answers], prompt)
     if not answers:
-        phrase = answer_phrase(segment)
-        if phrase is None or is_placeholder(_strip_delimiters(phrase)):
+        statements = answer_statements(segment)
+        if statements is None:
+            return None, f"more than {MAX_ANSWERS} answer statements"
+        # the last statement is the answer; an earlier one counts too unless it is prose ("answer: we first ...")
+        stated = [a for a in statements[:-1] if not is_prose(a)] + statements[-1:]
+        answers = [a for a in stated if not is_placeholder(_strip_delimiters(a))]
+        if not answers:
             return [], 'no final answer (no \\boxed{}, <answer> or "answer is")'
-        answers, where = [phrase], "answer phrase"
+        where = "answer phrase"
     return [_strip_delimiters(a) for a in answers], where
 
 
