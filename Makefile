@@ -33,6 +33,7 @@ demo: $(STAMP)
 	$(BIN)/rewardsmith demo
 
 test: $(STAMP) bubblewrap browser wheelhouse
+	@$(BIN)/rewardsmith sandbox doctor 2>&1 | head -1 || true  # which isolation the code tests run in
 	REWARDSMITH_WHEELHOUSE=$(WHEELHOUSE) $(BIN)/python -m pytest -n 2 --dist loadgroup
 
 # $(call apt_package,COMMAND,PACKAGE,WHAT FOR,WHAT HAPPENS WITHOUT IT): Debian's PACKAGE, installed when COMMAND is
