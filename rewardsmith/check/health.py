@@ -277,8 +277,8 @@ class HealthMonitor:
             how = "every" if first == 1.0 else f"{zero:.0%} of the"
             span = "of the first logged batch" if first == 1.0 else f"over the last {t.window} logs"
             out.append(self._warn("zero_spread", step, (
-                f"{how} prompt groups {span} gave all their completions the same reward, so every advantage there is "
-                "zero and nothing is learned from them (every advantage is zero). Try: more generations or a higher "
+                f"{how} prompt groups {span} gave all their completions the same reward: every advantage is zero "
+                "there and nothing is learned from them. Try: more generations or a higher "
                 "temperature, a reward that gives partial credit, data that is neither too easy nor too hard, and "
                 "check that the rewards read the right columns (rewardsmith rewards show NAME)."
             ), zero, t.zero_spread))  # fmt: skip
