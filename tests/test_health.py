@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from trl_helpers import tiny_grpo_config
+from trl_helpers import tiny_grpo_config, tiny_train_config
 
 from rewardsmith import get_reward, reward, to_trl
 from rewardsmith.check.health import HealthMonitor, SilentRewardError
@@ -24,7 +24,6 @@ from rewardsmith.train import RewardHealth, run
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("training")]
 
 ROOT = Path(__file__).resolve().parents[1]
-TASK = ROOT / "rewardsmith" / "data" / "samples" / "copy_digits.jsonl"
 HEALTH_REWARDS = ROOT / "tests" / "health_rewards.py"
 
 
@@ -34,23 +33,7 @@ def _cache(monkeypatch):
 
 
 def _config(output_dir: Path, rewards: list, **trainer) -> dict:
-    return {
-        "model": {"name_or_path": "builtin:tiny"},
-        "dataset": {"source": str(TASK), "conversational": False, "max_samples": 64},
-        "rewards": rewards,
-        "trainer": {
-            "learning_rate": 1e-3,
-            "max_steps": 3,
-            "per_device_train_batch_size": 8,
-            "num_generations": 4,
-            "max_completion_length": 6,
-            "logging_steps": 1,
-            "gradient_checkpointing": False,
-            "save_strategy": "no",
-            "output_dir": str(output_dir),
-            **trainer,
-        },
-    }
+    return tiny_train_config(output_dir, rewards, **{"max_steps": 3, **trainer})
 
 
 def _console() -> tuple[Console, io.StringIO]:

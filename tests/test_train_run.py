@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from rich.console import Console
+from trl_helpers import TASK, tiny_train_config
 
 from rewardsmith.demo import train_demo
 from rewardsmith.train import run
@@ -20,7 +21,6 @@ from rewardsmith.train import run
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("training")]
 
 ROOT = Path(__file__).resolve().parents[1]
-TASK = ROOT / "rewardsmith" / "data" / "samples" / "copy_digits.jsonl"
 
 
 @pytest.fixture(autouse=True)
@@ -33,26 +33,8 @@ def _quiet() -> Console:
 
 
 def _config(output_dir: Path, **trainer) -> dict:
-    return {
-        "model": {"name_or_path": "builtin:tiny"},
-        "dataset": {"source": str(TASK), "conversational": False, "max_samples": 64},
-        "rewards": [
-            {"name": "tag_count", "kwargs": {"think_tag": None}},
-            {"name": "gsm8k_accuracy", "weight": 0.5},
-        ],
-        "trainer": {
-            "learning_rate": 1e-3,
-            "max_steps": 2,
-            "per_device_train_batch_size": 8,
-            "num_generations": 4,
-            "max_completion_length": 6,
-            "logging_steps": 1,
-            "gradient_checkpointing": False,
-            "save_strategy": "no",
-            "output_dir": str(output_dir),
-            **trainer,
-        },
-    }
+    rewards = [{"name": "tag_count", "kwargs": {"think_tag": None}}, {"name": "gsm8k_accuracy", "weight": 0.5}]
+    return tiny_train_config(output_dir, rewards, **trainer)
 
 
 def test_demo_really_learns(tmp_path):

@@ -119,8 +119,9 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     if statements is None:
         return None, f"more than {MAX_ANSWERS} answer statements"
     # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
-    stated = {value for value in map(parse_number, statements) if value is not None}
-    if statements and parse_number(statements[-1]) is None and any(True for _ in iter_numbers(statements[-1])):
+    values = [parse_number(said) for said in statements]
+    stated = {value for value in values if value is not None}
+    if statements and values[-1] is None and any(True for _ in iter_numbers(statements[-1])):
         return None, "hedged: the answer phrase states several numbers"
     if len(stated) > 1:
         return None, "hedged: the answer phrases state " + ", ".join(format_number(v) for v in sorted(stated))
