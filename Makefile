@@ -19,7 +19,9 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
+	# setuptools warns on every editable install that a same-named folder in the working directory may shadow
+	# the package; that folder is the package itself, so the warning is noise here.
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[all,dev]"
 	touch $(STAMP)
 
 wheelhouse: $(WHEELHOUSE_STAMP)
