@@ -19,8 +19,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-	# setuptools warns on every editable install that a same-named folder in the working directory may shadow
-	# the package; that folder is the package itself, so the warning is noise here.
+# setuptools warns on every editable install that a same-named folder in the working directory may shadow
+# the package; that folder is the package itself, so the warning is noise here.
 	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[all,dev]"
 	touch $(STAMP)
 
