@@ -92,6 +92,8 @@ def rewards_show(
     console.print(table)
     console.print(f"required columns: {', '.join(info.required_columns) or 'none'}", highlight=False)
     console.print(f"optional columns: {', '.join(info.optional_columns) or 'none'}", highlight=False)
+    if info.trajectory_inputs:
+        console.print(f"rollout inputs: {', '.join(info.trajectory_inputs)}", highlight=False)
 
 
 @app.command()
