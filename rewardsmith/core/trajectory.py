@@ -31,6 +31,8 @@ __all__ = ["Message", "ToolCall", "Trajectory", "is_trajectory", "read_call", "s
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 _ERROR_TEXT = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:""")
 _NOT_JSON = object()
+#: Calls read from one message; more are one malformed call (no runtime runs thousands from one message).
+MAX_CALLS_PER_MESSAGE = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +139,10 @@ def _finite(text: str) -> float:
     return value
 
 
+#: One decoder for every call: ``json.loads`` with options builds a new one (and a reference cycle) per call.
+_DECODER = json.JSONDecoder(parse_constant=_not_a_number, parse_float=_finite)
+
+
 def strict_json(text: str) -> Any:
     """``text`` parsed as standard JSON: ``NaN``, ``Infinity`` and numbers that overflow to infinity are errors.
 
@@ -150,7 +156,7 @@ def strict_json(text: str) -> Any:
     ...
     ValueError: NaN is not JSON
     """
-    return json.loads(text, parse_constant=_not_a_number, parse_float=_finite)
+    return _DECODER.decode(text)
 
 
 def _json(text: str) -> Any:
@@ -218,16 +224,28 @@ def _text_calls(text: str, turn: int) -> tuple[list[ToolCall], str]:
     while True:
         start = visible.find(_OPEN, position)
         end = visible.find(_CLOSE, start + len(_OPEN)) if start != -1 else -1
-        if end == -1:
+        if end == -1 or len(calls) >= MAX_CALLS_PER_MESSAGE:  # past the cap, the rest is counted, not read
+            extra = visible.count(_OPEN, position) if end != -1 else 0
             kept.append(visible[position:])
             break
         kept.append(visible[position:start])
+        position = end + len(_CLOSE)
         block = visible[start + len(_OPEN) : end].strip()
         parsed = _json(block)
         items = parsed if isinstance(parsed, list) else [block if parsed is _NOT_JSON else parsed]
         calls += [read_call(item, turn) for item in items]
-        position = end + len(_CLOSE)
-    return calls, "".join(kept)
+    return _capped(calls, turn, extra), "".join(kept)
+
+
+def _capped(calls: list[ToolCall], turn: int, extra: int = 0) -> list[ToolCall]:
+    """At most :data:`MAX_CALLS_PER_MESSAGE` calls, and one malformed call standing for the rest."""
+    extra += max(0, len(calls) - MAX_CALLS_PER_MESSAGE)
+    if not extra:
+        return calls
+    too_many = ToolCall(
+        None, None, malformed=f"{extra} more calls in one message than the {MAX_CALLS_PER_MESSAGE} read"
+    )
+    return [*calls[:MAX_CALLS_PER_MESSAGE], too_many]
 
 
 def _error_of(message: dict[str, Any], content: Any, text: str) -> str | None:
@@ -266,7 +284,11 @@ def _assistant_message(message: dict[str, Any], turn: int) -> tuple[Message, lis
     if isinstance(structured, dict):
         structured = [structured]
     if isinstance(structured, (list, tuple)) and structured:
-        calls = [read_call(raw, turn) for raw in structured]
+        calls = _capped(
+            [read_call(raw, turn) for raw in structured[: MAX_CALLS_PER_MESSAGE + 1]],
+            turn,
+            max(0, len(structured) - MAX_CALLS_PER_MESSAGE - 1),
+        )
     else:
         calls, text = _text_calls(text, turn)
     return Message("assistant", text, tuple(calls)), calls
