@@ -201,7 +201,9 @@ class ToolSuccess(Reward):
             return RewardResult(None, "no tool calls")
         failed = [c for c in calls if not c.ok]
         reason = f"{len(calls) - len(failed)} of {len(calls)} call(s) succeeded"
-        return RewardResult(1 - len(failed) / len(calls), reason + (f"; {_failure(failed[0])}" if failed else ""))
+        return RewardResult(
+            (len(calls) - len(failed)) / len(calls), reason + (f"; {_failure(failed[0])}" if failed else "")
+        )
 
 
 @register_reward("tool_efficiency")
