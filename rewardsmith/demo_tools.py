@@ -16,9 +16,9 @@ supervised steps on example conversations), then trained with GRPO from a
 the same checks and trainer set-up as any other.
 
 Rewards (all read the rollout as a trajectory): ``tool_success`` (the call
-ran without an error), ``environment_reward`` (the store's ``found_key()``:
-the right key was looked up; not named ``get_reward``, which TRL would add as a
-second reward of its own) and :func:`code_answer` (the final message states the code; a
+ran without an error), ``environment_reward`` (:func:`found_key` of the store:
+the right key was looked up; a function, not a ``get_reward`` method, which TRL
+would add as a second reward of its own) and :func:`code_answer` (the final message states the code; a
 code only in the tool's result does not count).
 """
 
@@ -32,7 +32,16 @@ from typing import Any
 from rewardsmith.core.functions import reward
 from rewardsmith.core.result import RewardResult
 
-__all__ = ["KEYS", "KeyValueStore", "build_tool_model", "code_answer", "demo_config", "tool_rows", "train_tools_demo"]
+__all__ = [
+    "KEYS",
+    "KeyValueStore",
+    "build_tool_model",
+    "code_answer",
+    "demo_config",
+    "found_key",
+    "tool_rows",
+    "train_tools_demo",
+]
 
 KEYS = tuple(f"k{i}" for i in range(10))
 SYSTEM = "Use the lookup tool, then answer."
@@ -65,9 +74,13 @@ class KeyValueStore:
             raise KeyError(f"no key {key!r}")
         return self.codes[key]
 
-    def found_key(self) -> float:
-        """1.0 when the key the question asks for was looked up, else 0.0 (what ``environment_reward`` reads)."""
-        return float(self.wanted in self.looked_up)
+
+def found_key(store: KeyValueStore) -> float:
+    """1.0 when the store was asked for the key the question names, else 0.0 (what ``environment_reward`` reads).
+
+    A function of the environment rather than a method: TRL offers every public method to the model as a tool.
+    """
+    return float(store.wanted in store.looked_up)
 
 
 @reward
@@ -160,7 +173,7 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
 
     path = Path(path)
     marker = path / "rewardsmith_tools_demo.json"
-    recipe = {"teach_steps": teach_steps, "seed": seed, "version": 1}
+    recipe = {"teach_steps": teach_steps, "seed": seed, "version": 2}
     if marker.exists() and json.loads(marker.read_text()) == recipe:
         return path
     probe = build_tiny_tokenizer()
@@ -184,7 +197,7 @@ def demo_config(model: str | Path, output_dir: str | Path, max_steps: int = 40, 
         "environment": "rewardsmith.demo_tools:KeyValueStore",
         "rewards": [
             {"name": "tool_success", "weight": 0.5},
-            {"name": "environment_reward", "weight": 0.5, "kwargs": {"method": "found_key"}},
+            {"name": "environment_reward", "weight": 0.5, "kwargs": {"state": "rewardsmith.demo_tools:found_key"}},
             {"name": "rewardsmith.demo_tools:code_answer", "weight": 1.0},
         ],
         "trainer": {

@@ -32,12 +32,12 @@ def test_the_tool_demo_makes_runs_and_scores_tool_calls(tmp_path, monkeypatch):
 def test_the_demo_rows_and_environment_agree():
     import json
 
-    from rewardsmith.demo_tools import KeyValueStore, tool_rows
+    from rewardsmith.demo_tools import KeyValueStore, found_key, tool_rows
 
     row = tool_rows(3, seed=1)[2]
     env = KeyValueStore()
     env.reset(**row)
     assert env.lookup(row["key"]) == row["code"] == json.loads(row["codes"])[row["key"]]
-    assert env.found_key() == 1.0
+    assert found_key(env) == 1.0
     with pytest.raises(KeyError):
         env.lookup("nope")

@@ -163,3 +163,22 @@ def test_a_thousand_turns_read_in_one_pass():
     t = trajectory(rollout)
     assert len(t.calls) == 1000 and all(c.result == str(c.arguments["i"]) for c in t.calls)
     assert t.turns == 1001 and t.final_message == "done"
+
+
+def test_tool_use_health_is_logged_under_trl():
+    logged = {}
+    rollouts = [
+        [{"role": "assistant", "tool_calls": [{"name": "f", "arguments": {}}]}, {"role": "tool", "content": "1"}],
+        [
+            {"role": "assistant", "tool_calls": [{"name": "f", "arguments": {}}]},
+            {"role": "tool", "content": "{'error': 'x'}"},
+        ],
+        "no calls",
+        "no calls either",
+    ]
+    get_reward("tool_success")(completions=rollouts, log_metric=lambda name, value: logged.__setitem__(name, value))
+    assert {k: v for k, v in logged.items() if k.startswith("trajectory/")} == {
+        "trajectory/calls_per_rollout": 0.5,
+        "trajectory/no_call_share": 0.5,
+        "trajectory/failed_call_share": 0.5,
+    }

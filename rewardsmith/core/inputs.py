@@ -246,8 +246,20 @@ class Batch:
 
     @cached_property
     def trajectories(self) -> list[Trajectory]:
-        """Each completion as a :class:`~rewardsmith.core.trajectory.Trajectory` (calls, results, final message)."""
-        return [trajectory(c) for c in self.completions]
+        """Each completion as a :class:`~rewardsmith.core.trajectory.Trajectory` (calls, results, final message).
+
+        Under TRL, the batch's tool-use health is logged with them: ``trajectory/calls_per_rollout``,
+        ``trajectory/failed_call_share`` (of all calls) and ``trajectory/no_call_share`` (of rollouts).
+        """
+        out = [trajectory(c) for c in self.completions]
+        log = self.log_metric
+        if callable(log) and out:
+            calls = sum(len(t.calls) for t in out)
+            log("trajectory/calls_per_rollout", calls / len(out))
+            log("trajectory/no_call_share", sum(1 for t in out if not t.calls) / len(out))
+            if calls:
+                log("trajectory/failed_call_share", sum(t.failed_calls for t in out) / calls)
+        return out
 
     @property
     def environments(self) -> list[Any]:
