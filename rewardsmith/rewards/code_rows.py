@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
+import re
 from typing import Any
 
 from rewardsmith.rewards.code_formats import (
@@ -40,7 +42,7 @@ __all__ = ["row_tests", "unfenced_program"]
 _TO_HUMANEVAL = "prepare the dataset with converter: humaneval (it writes the 'tests' column code_tests reads)"
 
 
-def _defines(code: str, names: set[str]) -> bool:
+def _defines(code: str, names: frozenset[str] | set[str]) -> bool:
     try:
         tree = parse_python(code)
     except (SyntaxError, ValueError, RecursionError):
@@ -63,6 +65,7 @@ def _humaneval(test: str, prompt: Any, entry_point: Any) -> HumanEvalTests:
     return HumanEvalTests(prompt, test, entry_point)
 
 
+@functools.lru_cache(maxsize=1024)
 def _defines_check(text: str) -> bool:
     try:
         tree = parse_python(text)
@@ -97,11 +100,12 @@ def row_tests(
     return parsed
 
 
-def _called(tests: Tests) -> set[str]:
+@functools.lru_cache(maxsize=1024)
+def _called(tests: Tests) -> frozenset[str]:
     if isinstance(tests, HumanEvalTests):
-        return {tests.entry_point}
+        return frozenset({tests.entry_point})
     if isinstance(tests, CallTests):
-        return {tests.fn_name}
+        return frozenset({tests.fn_name})
     if isinstance(tests, AssertTests):
         calls = {
             n.func.id
@@ -109,12 +113,22 @@ def _called(tests: Tests) -> set[str]:
             for n in ast.walk(parse_python(text))
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
         }
-        return calls & set(assert_suite(tests).bind.values())
-    return set()
+        return frozenset(calls & set(assert_suite(tests).bind.values()))
+    return frozenset()
 
 
-def unfenced_program(completion: str, tests: Tests) -> str | None:
+def _mentions_definitions(code: str, names: frozenset[str]) -> bool:
+    """A cheap test before parsing: a line starting ``def NAME`` or ``class NAME`` for each name."""
+    return bool(names) and all(
+        re.search(rf"(?m)^(?:async[ \t]+)?def[ \t]+{re.escape(n)}\b|^class[ \t]+{re.escape(n)}\b", code) for n in names
+    )
+
+
+def unfenced_program(completion: str, tests: Tests, max_chars: int = 100_000) -> str | None:
     """The completion as the program when it has no fence and is a whole module defining what the tests call.
+
+    Longer than ``max_chars``, or with no line defining those names, it is
+    not parsed at all (a long text of prose costs one scan).
 
     >>> tests = AssertTests(("assert add(1, 2) == 3",))
     >>> unfenced_program("def add(a, b):\\r\\n    return a + b", tests)
@@ -122,9 +136,10 @@ def unfenced_program(completion: str, tests: Tests) -> str | None:
     >>> unfenced_program("add = lambda a, b: a + b", tests), unfenced_program("The answer: 3", tests)
     (None, None)
     """
-    if "```" in completion or "~~~" in completion:
+    if len(completion) > max_chars or "```" in completion or "~~~" in completion:
         return None
     code = completion.replace("\r\n", "\n").strip("\n")
-    if isinstance(tests, CallTests) and _defines(code, {"Solution"}):
-        return code
-    return code if _defines(code, _called(tests)) else None
+    for names in [_called(tests), *([frozenset({"Solution"})] if isinstance(tests, CallTests) else [])]:
+        if _mentions_definitions(code, names) and _defines(code, names):
+            return code
+    return None

@@ -166,7 +166,11 @@ class CodeTests(Reward):
         if self.language not in (wanted, "auto"):
             raise TestFormatError(f"this row has Python tests, and the reward's language is {self.language!r}")
         found = extract_code(completion or "", wanted, self.extract)
-        if found is None and wanted == "python" and (whole := unfenced_program(completion or "", parsed)):
+        if (
+            found is None
+            and wanted == "python"
+            and (whole := unfenced_program(completion or "", parsed, self.max_code_chars))
+        ):
             found = (whole, "python")
         if found is None:
             what = "fenced code block" if wanted == "auto" else f"```{language(wanted).name} block"
