@@ -122,11 +122,8 @@ def _check_entry_keys(path: str, entry: Mapping[str, Any], kind: str, *, in_list
 
 
 def _named_entry(path: str, entry: Mapping[str, Any]) -> Reward:
-    body = entry["name"]
-    if not isinstance(body, str):
-        raise _fail(f"{path}.name", f"name takes a reward name or path, got {body!r}")
-    kwargs = _mapping(f"{path}.kwargs", entry.get("kwargs", {}), "kwargs")
-    return _guard(path, lambda: get_reward(body, **kwargs))
+    """A ``{name, kwargs}`` entry: the registry reads it (the one reader of named entries), ``as`` is applied later."""
+    return _guard(path, lambda: get_reward({key: entry[key] for key in ("name", "kwargs") if key in entry}))
 
 
 def _gate_entry(path: str, entry: Mapping[str, Any]) -> Reward:
