@@ -26,6 +26,7 @@ from rewardsmith.core.result import RewardResult, to_score
 from rewardsmith.core.reward import Reward
 from rewardsmith.core.trajectory import ToolCall, Trajectory
 from rewardsmith.rewards.group_length import GroupRelative
+from rewardsmith.rewards.json_formats import schema_validator
 
 __all__ = ["EnvironmentReward", "ToolEfficiency", "ToolSchema", "ToolSuccess", "tool_schemas"]
 
@@ -83,14 +84,7 @@ def tool_schemas(tools: Any) -> dict[str, dict[str, Any]]:
 
 @lru_cache(maxsize=64)
 def _validators(key: str) -> dict[str, Any]:
-    from jsonschema import validators
-
-    out = {}
-    for name, schema in json.loads(key).items():
-        cls = validators.validator_for(schema)
-        cls.check_schema(schema)
-        out[name] = cls(schema)
-    return out
+    return {name: schema_validator(schema) for name, schema in json.loads(key).items()}
 
 
 def _call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
