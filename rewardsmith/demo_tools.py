@@ -201,7 +201,7 @@ def demo_config(model: str | Path, output_dir: str | Path, max_steps: int = 40, 
             {"name": "rewardsmith.demo_tools:code_answer", "weight": 1.0},
         ],
         "trainer": {
-            "learning_rate": 2e-3,
+            "learning_rate": 5e-4,
             "lr_scheduler_type": "constant",
             "max_steps": max_steps,
             "per_device_train_batch_size": 16,
