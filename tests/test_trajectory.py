@@ -182,3 +182,25 @@ def test_tool_use_health_is_logged_under_trl():
         "trajectory/no_call_share": 0.5,
         "trajectory/failed_call_share": 0.5,
     }
+
+
+def test_eval_scores_a_column_of_stored_trajectories(tmp_path):
+    import subprocess
+    import sys
+
+    call = {"type": "function", "function": {"name": "calc", "arguments": {"e": "9*2"}}}
+    honest = [{"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "tool", "content": "18"}]
+    honest.append({"role": "assistant", "content": "#### 18"})
+    gamed = [{"role": "assistant", "content": "#### 18", "tool_calls": [call]}, {"role": "tool", "content": "#### 18"}]
+    gamed.append({"role": "assistant", "content": "done"})
+    data = tmp_path / "rollouts.jsonl"
+    data.write_text(
+        "\n".join(json.dumps({"prompt": "9*2?", "answer": "18", "messages": m}) for m in (honest, gamed)) + "\n"
+    )
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "rewardsmith.cli", "eval", "--dataset", str(data), "--rewards"]
+    command += ["gsm8k_accuracy,tool_success", "--completions-column", "messages", "--output-dir", str(out)]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    scores = [{name: r["rewards"][name]["score"] for name in ("gsm8k_accuracy", "tool_success")} for r in rows]
+    assert scores == [{"gsm8k_accuracy": 1.0, "tool_success": 1.0}, {"gsm8k_accuracy": 0.0, "tool_success": 1.0}]
