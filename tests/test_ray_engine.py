@@ -6,6 +6,8 @@ instance serves them all.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -26,9 +28,18 @@ def local_ray():
     # left running for the other Ray test modules on this worker; Ray stops at exit
 
 
+def _both_actors_ready(r) -> None:
+    """Score until both actors have started (however loaded the machine): a limit that only fails if they never do."""
+    deadline = time.monotonic() + 240
+    while len(r._pool().pids) < 2:
+        assert time.monotonic() < deadline, "the second Ray actor never started"
+        r(completions=["slow0.05"] * 2)
+
+
 def test_scores_come_back_in_input_order_from_ray_actors():
     r = worker_pid.configure(engine="ray", workers=2)
     try:
+        _both_actors_ready(r)
         texts = ["slow0.3", "a", "slow0.1", "b", "c", "slow0.2", "d"]
         pids = r(completions=texts)
         assert len(pids) == len(texts) and all(isinstance(p, float) for p in pids)
