@@ -150,7 +150,7 @@ def _report(name: str, n: int, times: dict[str, list[tuple[float, float]]], sett
         judged = f"  ({verdict(value, target, higher)})" if target is not None else ""
         print(f"  {label:36s} {value:.2f}x{judged}")
     bare, boxed = cpu["bare, 1 at a time"], cpu["sandbox, 1 worker(s), prestart off"]
-    print(f"  CPU per program, 1 at a time: bare {bare:.1f} ms, sandbox (prestart off) {boxed:.1f} ms: {boxed / bare:.2f}x")
+    print(f"  CPU per program, one at a time: bare {bare:.1f} ms, sandbox {boxed:.1f} ms ({boxed / bare:.2f}x)")
 
 
 if __name__ == "__main__":
