@@ -182,3 +182,18 @@ def test_each_actor_knows_its_pools_size():
         assert r(completions=["a", "b", "c"]) == [2.0] * 3
     finally:
         r.close()
+
+
+@reward
+def bad_return(completion: str) -> float:
+    """A number, except for ``"bad"``: a return value that is not a score (a bug of the reward, not of a sample)."""
+    return "not a score" if completion == "bad" else float(len(completion))  # type: ignore[return-value]
+
+
+def test_a_bad_return_value_mid_batch_fails_the_call_and_the_next_call_works():
+    from rewardsmith.core.errors import RewardReturnError
+
+    with warmed(bad_return.configure(engine="ray", workers=2)) as r:
+        with pytest.raises(RewardReturnError):
+            r(completions=["ab"] * 20 + ["bad"] + ["abc"] * 20)
+        assert r(completions=["ab", "abc"] * 10) == [2.0, 3.0] * 10

@@ -254,7 +254,8 @@ class RayPool:
             return
         self.sizes.measured(seconds, len(outcomes))
         for kind, payload in outcomes:
-            if kind == "fatal":
+            if kind == "fatal":  # the actor stopped this batch: it is idle, and the call fails
+                slot.batch = None
                 raise payload if isinstance(payload, BaseException) else RewardReturnError(str(payload))
             call.results[batch.rows[batch.done]] = payload
             batch.done += 1
