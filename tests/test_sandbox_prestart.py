@@ -60,6 +60,7 @@ def test_each_worker_knows_its_pools_size():
 def _spares_after(r) -> int:
     """Score a batch, then count the spare sandboxes left waiting (bubblewrap processes)."""
     try:
+        assert not settle(sandboxes_below_me)  # none left over from earlier tests
         n = 2 * usable_cpus()
         assert r(completions=[CODE] * n, tests=[stdio("1")] * n) == [1.0] * n
         return list(sandboxes_below_me(spares=True).values()).count("bwrap")
