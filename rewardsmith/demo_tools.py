@@ -43,10 +43,16 @@ __all__ = [
     "train_tools_demo",
 ]
 
-KEYS = tuple(f"k{i}" for i in range(10))
+#: Few keys, each one token: which one to look up is the part GRPO learns (chance 1/3 after the warm start).
+KEYS = ("k0", "k1", "k2")
+#: Codes are single digits (one token each).
+CODES = tuple("0123456789")
 SYSTEM = "Use the lookup tool, then answer."
 #: The JSON of a call up to the key's value: one token in the demo tokenizer.
 CALL_PREFIX = '{"name": "lookup", "arguments": {"key": "'
+CALL_SUFFIX = '"}}'
+#: The chat template's fixed words, single tokens so that a call, its result and the answer stay short.
+TEMPLATE_WORDS = ("<tool_response>", "</tool_response>", "system", "user", "assistant")
 
 
 class KeyValueStore:
@@ -110,20 +116,25 @@ def tool_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
-        codes = {k: str(rng.randint(10, 99)) for k in KEYS}
+        codes = {k: rng.choice(CODES) for k in KEYS}
         key = rng.choice(KEYS)
         prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"What is the code for {key}?"}]
         rows.append({"prompt": prompt, "key": key, "codes": json.dumps(codes), "code": codes[key]})
     return rows
 
 
-def _conversation(row: dict[str, Any]) -> list[dict[str, Any]]:
-    call = {"type": "function", "function": {"name": "lookup", "arguments": {"key": row["key"]}}}
+def _format_example(row: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+    """A conversation in the right FORMAT whose key, tool result and answer are drawn at random.
+
+    The warm start learns from these where the call and the answer go, never which key
+    or code is right: that is left for GRPO to learn from the rewards.
+    """
+    call = {"type": "function", "function": {"name": "lookup", "arguments": {"key": rng.choice(KEYS)}}}
     return [
         *row["prompt"],
         {"role": "assistant", "content": "", "tool_calls": [call]},
-        {"role": "tool", "name": "lookup", "content": row["code"]},
-        {"role": "assistant", "content": f"<answer>{row['code']}</answer>"},
+        {"role": "tool", "name": "lookup", "content": rng.choice(CODES)},
+        {"role": "assistant", "content": f"<answer>{rng.choice(CODES)}</answer>"},
     ]
 
 
@@ -135,6 +146,28 @@ def _preamble(tokenizer: Any) -> str:
     return with_tools[start : with_tools.index("<|im_end|>", start)]
 
 
+def _labelled(tokenizer: Any, row: dict[str, Any], rng: random.Random) -> tuple[list[int], list[int]]:
+    """Token ids of a format example and its labels: only the model's own turns are learned, as under GRPO.
+
+    The prompt and the tool's turn (its result and the template around it) are masked, as TRL's
+    tool loop masks tool results from the loss.
+    """
+    tools = [KeyValueStore().lookup]
+    messages = _format_example(row, rng)
+
+    def length(upto: int, generation_prompt: bool) -> int:
+        text = tokenizer.apply_chat_template(
+            messages[:upto], tools=tools, tokenize=False, add_generation_prompt=generation_prompt
+        )
+        return len(tokenizer(text)["input_ids"])
+
+    ids = tokenizer(tokenizer.apply_chat_template(messages, tools=tools, tokenize=False))["input_ids"]
+    prompt, call, tool = len(row["prompt"]), len(row["prompt"]) + 1, len(row["prompt"]) + 2
+    masked = [(0, length(prompt, True)), (length(call, False), length(tool, True))]
+    labels = [-100 if any(a <= i < b for a, b in masked) else t for i, t in enumerate(ids)]
+    return ids, labels
+
+
 def _teach_format(path: Path, tokenizer: Any, steps: int, seed: int) -> None:
     """A few supervised steps on example conversations, so the model starts out emitting tool calls sometimes."""
     import torch
@@ -144,18 +177,12 @@ def _teach_format(path: Path, tokenizer: Any, steps: int, seed: int) -> None:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a model this small runs fastest on one thread; more only contend for the CPUs
     model = AutoModelForCausalLM.from_pretrained(path)
-    tools = [KeyValueStore().lookup]
-    texts = []
-    for row in tool_rows(64, seed=seed + 1):
-        full = tokenizer.apply_chat_template(_conversation(row), tools=tools, tokenize=False)
-        prompt = tokenizer.apply_chat_template(row["prompt"], tools=tools, tokenize=False, add_generation_prompt=True)
-        texts.append((tokenizer(prompt)["input_ids"], tokenizer(full)["input_ids"]))
+    rng = random.Random(seed)
+    examples = [_labelled(tokenizer, row, rng) for row in tool_rows(256, seed=seed + 1)]
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
-    rng = random.Random(seed)
     for _ in range(steps):
-        prompt_ids, ids = rng.choice(texts)
-        labels = [-100] * len(prompt_ids) + ids[len(prompt_ids) :]
+        ids, labels = rng.choice(examples)
         out = model(input_ids=torch.tensor([ids]), labels=torch.tensor([labels]))
         out.loss.backward()
         optimizer.step()
@@ -173,12 +200,20 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
 
     path = Path(path)
     marker = path / "rewardsmith_tools_demo.json"
-    recipe = {"teach_steps": teach_steps, "seed": seed, "version": 2}
+    recipe = {"teach_steps": teach_steps, "seed": seed, "version": 3}
     if marker.exists() and json.loads(marker.read_text()) == recipe:
         return path
     probe = build_tiny_tokenizer()
     probe.chat_template = qwen2_5_chat_template
-    words = (_preamble(probe), CALL_PREFIX, "What is the code for ", "<tool_response>", "</tool_response>")
+    words = (
+        _preamble(probe),
+        CALL_PREFIX,
+        CALL_SUFFIX,
+        *KEYS,
+        "What is the code for ",
+        "<tool_response>",
+        "</tool_response>",
+    )
     tags = ("<tool_call>", "</tool_call>", "<answer>", "</answer>")
     build_tiny_model(path, tags=tags, words=words, hidden_size=64, seed=seed)
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -189,38 +224,73 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
     return path
 
 
-def demo_config(model: str | Path, output_dir: str | Path, max_steps: int = 40, rows: int = 200) -> dict[str, Any]:
+def demo_config(
+    model: str | Path, output_dir: str | Path, max_steps: int = 40, rows: int = 200, seed: int = 0
+) -> dict[str, Any]:
     """The ``rewardsmith train`` config of the demo (``environment:`` names :class:`KeyValueStore`)."""
     return {
         "model": {"name_or_path": str(model)},
-        "dataset": {"source": tool_rows(rows), "conversational": True},
+        "dataset": {"source": tool_rows(rows, seed=seed), "conversational": True},
         "environment": "rewardsmith.demo_tools:KeyValueStore",
         "rewards": [
             {"name": "tool_success", "weight": 0.5},
-            {"name": "environment_reward", "weight": 0.5, "kwargs": {"state": "rewardsmith.demo_tools:found_key"}},
+            {"name": "environment_reward", "weight": 1.0, "kwargs": {"state": "rewardsmith.demo_tools:found_key"}},
             {"name": "rewardsmith.demo_tools:code_answer", "weight": 1.0},
         ],
         "trainer": {
-            "learning_rate": 5e-4,
+            "learning_rate": LEARNING_RATE,
             "lr_scheduler_type": "constant",
             "max_steps": max_steps,
-            "per_device_train_batch_size": 16,
+            "per_device_train_batch_size": 32,
             "num_generations": 8,
             "max_completion_length": 64,
             "max_tool_calling_iterations": 1,
+            "mask_truncated_completions": True,
             "temperature": 1.0,
             "logging_steps": 1,
             "gradient_checkpointing": False,
             "save_strategy": "no",
             "report_to": "none",
-            "seed": 0,
+            "seed": seed,
             "output_dir": str(output_dir),
         },
     }
 
 
+LEARNING_RATE = 1e-3
+
+
+def reward_rise(log_history: list[dict[str, Any]], window: int = 3) -> dict[str, tuple[float, float]]:
+    """Each logged reward's mean over the first and the last ``window`` steps: ``{name: (start, end)}``.
+
+    >>> steps = [{"rewards/a/mean": v, "reward": v} for v in (0.1, 0.2, 0.3, 0.7, 0.8, 0.9)]
+    >>> {k: tuple(round(x, 2) for x in v) for k, v in reward_rise(steps).items()}
+    {'a': (0.2, 0.8), 'total': (0.2, 0.8)}
+    """
+    import math
+
+    names = {
+        k[len("rewards/") : -len("/mean")]: k
+        for e in log_history
+        for k in e
+        if k.startswith("rewards/") and k.endswith("/mean")
+    }
+    names["total"] = "reward"
+    rise = {}
+    for name, key in names.items():
+        values = [e[key] for e in log_history if isinstance(e.get(key), float) and math.isfinite(e[key])]
+        if values:
+            head, tail = values[:window], values[-window:]
+            rise[name] = (sum(head) / len(head), sum(tail) / len(tail))
+    return rise
+
+
 def train_tools_demo(
-    output_dir: str | Path = "runs/demo_tools", max_steps: int = 40, teach_steps: int = 150, console: Any = None
+    output_dir: str | Path = "runs/demo_tools",
+    max_steps: int = 40,
+    teach_steps: int = 150,
+    console: Any = None,
+    seed: int = 0,
 ) -> Any:
     """Build and teach the model, then train it with GRPO through TRL's tool loop; returns the ``TrainResult``."""
     import os
@@ -229,5 +299,9 @@ def train_tools_demo(
     from rewardsmith.train.recipe import run
 
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    model = build_tool_model(cache_dir() / f"tools-demo-{teach_steps}", teach_steps=teach_steps)
-    return run(demo_config(model, output_dir, max_steps), console=console)
+    model = build_tool_model(cache_dir() / f"tools-demo-{teach_steps}-{seed}", teach_steps=teach_steps, seed=seed)
+    result = run(demo_config(model, output_dir, max_steps, seed=seed), console=console)
+    if console is not None:
+        for name, (start, end) in reward_rise(result.trainer.state.log_history).items():
+            console.print(f"{name:>20}: {start:.3f} -> {end:.3f} (first vs last 3 steps)")
+    return result
