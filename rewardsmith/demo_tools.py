@@ -239,7 +239,11 @@ def demo_config(
         ],
         "trainer": {
             "learning_rate": LEARNING_RATE,
-            "lr_scheduler_type": "constant",
+            # A fresh Adam's first step moves every weight by the full learning rate whatever its
+            # gradient; on this tiny model that one step at 1e-3 wiped out the taught call format.
+            # Warming up from 0 over 5 steps lets its moments form first.
+            "lr_scheduler_type": "constant_with_warmup",
+            "warmup_steps": 5,
             "max_steps": max_steps,
             "per_device_train_batch_size": 32,
             "num_generations": 8,

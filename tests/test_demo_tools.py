@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 def test_the_tool_demo_makes_runs_and_scores_tool_calls(tmp_path, monkeypatch):
     from rich.console import Console
 
-    from rewardsmith.demo_tools import build_tool_model, code_answer, train_tools_demo
+    from rewardsmith.demo_tools import build_tool_model, code_answer, reward_rise, train_tools_demo
 
     monkeypatch.setenv("REWARDSMITH_CACHE", str(tmp_path / "cache"))
     result = train_tools_demo(tmp_path / "run", max_steps=2, console=Console(file=io.StringIO()))
@@ -26,7 +26,12 @@ def test_the_tool_demo_makes_runs_and_scores_tool_calls(tmp_path, monkeypatch):
     assert all("rewards/environment_reward/mean" in entry for entry in logged)
     assert code_answer.name == "code_answer"
     # the model was taught the call format before training (its folder is reused)
-    assert build_tool_model(tmp_path / "cache" / "tools-demo-150") == tmp_path / "cache" / "tools-demo-150"
+    folder = tmp_path / "cache" / "tools-demo-150-0"
+    assert build_tool_model(folder) == folder
+    # the start and end of every reward are reported
+    assert {"tool_success", "environment_reward", "code_answer", "total"} <= set(
+        reward_rise(result.trainer.state.log_history)
+    )
 
 
 def test_the_demo_rows_and_environment_agree():
@@ -41,3 +46,18 @@ def test_the_demo_rows_and_environment_agree():
     assert found_key(env) == 1.0
     with pytest.raises(KeyError):
         env.lookup("nope")
+
+
+def test_the_warm_start_teaches_only_the_format():
+    """Its examples' keys and answers are drawn at random, and the tool's turn is masked from the loss."""
+    import random
+
+    from rewardsmith.demo_tools import _format_example, tool_rows
+
+    rows = tool_rows(60, seed=2)
+    rng = random.Random(0)
+    examples = [_format_example(row, rng) for row in rows]
+    right_keys = sum(
+        ex[2]["tool_calls"][0]["function"]["arguments"]["key"] == row["key"] for ex, row in zip(examples, rows)
+    )
+    assert 5 < right_keys < 40  # about a third: chance, not the task
