@@ -31,6 +31,7 @@ from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.core.reward import Reward
 from rewardsmith.train.config import ConfigSections, DatasetSettings, TrainConfig, read_config, read_sections
 from rewardsmith.train.endpoints import check_endpoints as check_endpoints_of
+from rewardsmith.train.hub import check_push_to_hub
 from rewardsmith.train.model import check_attention, check_model, model_path
 from rewardsmith.train.peers import peer_notes
 from rewardsmith.train.trainer_args import build_trainer_args
@@ -329,6 +330,8 @@ def _check(
         if args is not None:
             with problems.check():
                 _vllm_check(args)
+            with problems.check():
+                check_push_to_hub(args)
     path, facts = None, None
     if sections.model is not None:
         with problems.check():
