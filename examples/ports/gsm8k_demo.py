@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _tiny import ROWS, evaluate_text, tiny_trainer, train  # noqa: E402
+from _tiny import ROWS, evaluate_text, tiny_trainer, train
 
 SYSTEM_PROMPT = "Respond in the following format:\n<reasoning>\n...\n</reasoning>\n<answer>\n...\n</answer>"
 
@@ -66,7 +66,13 @@ def xmlcount_reward_func(completions, **kwargs) -> list[float]:
     return [count(text) for text in _texts(completions)]
 
 
-REWARDS = [xmlcount_reward_func, soft_format_reward_func, strict_format_reward_func, int_reward_func, correctness_reward_func]
+REWARDS = [
+    xmlcount_reward_func,
+    soft_format_reward_func,
+    strict_format_reward_func,
+    int_reward_func,
+    correctness_reward_func,
+]
 GOOD = "<reasoning>\n2 plus 3 is 5.\n</reasoning>\n<answer>\n5\n</answer>\n"
 
 

@@ -214,6 +214,12 @@ class _TrlCall:
         }
 
     def _arguments(self, batch: Batch, chat: bool) -> dict[str, Any]:
+        if batch.completion_ids is None and self._needs_token_ids():
+            raise RewardConfigError(
+                f"reward {self.name!r} reads completion_ids, the completions' token ids, which only a trainer "  # type: ignore[attr-defined]
+                "passes; score it during training, or give the parameter a default (completion_ids=None) and "
+                "handle None"
+            )
         prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
         completions = batch.completions
         if chat:
@@ -222,6 +228,13 @@ class _TrlCall:
         arguments.update(batch.kwargs())
         takes_all, names = self._signature_facts()
         return arguments if takes_all else {k: v for k, v in arguments.items() if k in names}
+
+    def _needs_token_ids(self) -> bool:
+        try:
+            param = inspect.signature(self.fn).parameters.get("completion_ids")
+        except (TypeError, ValueError):
+            return False
+        return param is not None and param.default is param.empty
 
     def _wants_chat(self, batch: Batch) -> bool:
         return self.completion_shape == "chat" or bool(self.__dict__.get("_chat"))
