@@ -68,11 +68,14 @@ OPEN_R1_REWARDS: dict[str, tuple[str | None, str]] = {
         "test cases run in a local sandbox (bubblewrap and resource limits) instead of E2B/Morph; the score is "
         "the share of tests passed",
     ),
-    "binary_code": ("code_tests", "write it as {name: code_tests, kwargs: {scoring: binary}}"),
+    "binary_code": ("code_tests", "write it as {name: code_tests, kwargs: {scoring: all}} (all tests pass, or 0)"),
     "code_format": (None, "use think_format for the tags and code_syntax for the code block"),
     "ioi_code": (None, "no IOI judge is built in; score the tests with code_tests, or wrap your judge as a reward"),
     "cf_code": (None, "no Codeforces judge is built in; score the tests with code_tests, or wrap your judge"),
 }
+
+#: open-r1 names that are not rewardsmith names (nor aliases), rewritten to the reward that runs, with its settings.
+_RENAMED: dict[str, dict[str, Any]] = {"length": {}, "code": {}, "binary_code": {"scoring": "all"}}
 
 #: open-r1 recipe key -> (the rewardsmith reward it sets, the setting).
 OPEN_R1_SETTINGS: dict[str, tuple[str, str]] = {
@@ -91,7 +94,7 @@ OPEN_R1_SETTINGS: dict[str, tuple[str, str]] = {
 #: open-r1 recipe keys with no counterpart, and what to do instead.
 _REJECTED = {
     "code_eval_test_batch_size": "code_tests runs a completion's tests together; remove it",
-    "code_eval_scoring_mode": "set the code_tests reward's scoring (fraction or binary) on its entry",
+    "code_eval_scoring_mode": "set the code_tests reward's scoring (fraction or all) on its entry",
     "parallel_code_exec_per_proc": "set the code_tests reward's workers on its entry",
     "code_provider": "code_tests runs tests in a local sandbox; set its backend on its entry (local or sandboxfusion)",
     "e2b_router_url": "code_tests runs tests in a local sandbox; remove it",
@@ -123,8 +126,10 @@ def _entry_name(entry: Any) -> str | None:
 def open_r1_reward_names(rewards: list[Any], problems: ConfigProblems) -> list[Any]:
     """``reward_funcs`` with open-r1 names whose rewardsmith reward has another name rewritten to it.
 
-    Only ``length`` changes meaning (Kimi's group length reward in open-r1);
-    names with no counterpart are problems saying what to use.
+    ``length`` (Kimi's group length reward in open-r1), ``code`` and
+    ``binary_code`` are rewritten to the reward that runs, keeping the name
+    they are logged under; names with no counterpart are problems saying what
+    to use.
 
     >>> open_r1_reward_names(["accuracy", "length"], ConfigProblems())
     ['accuracy', {'name': 'group_length', 'as': 'length'}]
@@ -136,9 +141,9 @@ def open_r1_reward_names(rewards: list[Any], problems: ConfigProblems) -> list[A
         if name in OPEN_R1_REWARDS and ours is None:
             problems.add(f"reward_funcs: {name!r} (open-r1) has no built-in counterpart: {how}")
             continue
-        if name == "length":
-            renamed = {"name": "group_length", "as": "length"}
-            entry = renamed if isinstance(entry, str) else {**entry, "name": "group_length"}
+        if name in _RENAMED:
+            renamed = {"name": ours, "as": name, **({"kwargs": _RENAMED[name]} if _RENAMED[name] else {})}
+            entry = renamed if isinstance(entry, str) else {**renamed, **entry, "name": ours}
         out.append(entry)
     return out
 
