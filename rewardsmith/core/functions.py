@@ -331,7 +331,7 @@ class AsyncBatchFunctionReward(_TrlCall, AsyncReward):
             name = self.__dict__["_fn_name"] = callable_name(self.fn)
         return name
 
-    async def _call(self, batch: Batch, chat: bool) -> Sequence[Any]:
+    async def _acall_fn(self, batch: Batch, chat: bool) -> Sequence[Any]:
         coro = self.fn(**self._arguments(batch, chat))
         return await (coro if self.timeout is None else asyncio.wait_for(coro, self.timeout))
 
@@ -339,11 +339,11 @@ class AsyncBatchFunctionReward(_TrlCall, AsyncReward):
         self.injection.check(batch)
         chat = self._wants_chat(batch)
         try:
-            return await self._call(batch, chat)
+            return await self._acall_fn(batch, chat)
         except TypeError as exc:
             if chat or not self._may_retry_as_chat(batch, exc):
                 raise
-        values = await self._call(batch, True)
+        values = await self._acall_fn(batch, True)
         self.__dict__["_chat"] = True
         return values
 
