@@ -79,6 +79,14 @@ def test_a_chat_shaped_function_scores_plain_text_as_it_scores_chat():
     assert pickle.loads(pickle.dumps(r)).__dict__["_chat"] is True
 
 
+def test_an_async_chat_shaped_function_learns_the_shape_too():
+    async def chat_first(completions, **kwargs):
+        return [float(c[0]["content"] == "a") for c in completions]
+
+    r = reward_from_callable(chat_first)
+    assert r.scores(completions=["a", "b"]) == [1.0, 0.0] and r.check("a").score == 1.0
+
+
 def test_the_completion_shape_can_be_set_and_text_means_no_retry():
     assert get_reward(_chat_exact, completion_shape="chat")(completions=["4"], answer=["4"]) == [1.0]
     assert get_reward(_chat_exact, completion_shape="text")(completions=["4"], answer=["4"]) == [None]
@@ -286,6 +294,21 @@ def test_eval_takes_a_sectioned_training_config(files):
     assert report.output_dir == files / "run" / "eval"
     assert report.mean("exact") == 0.5 and "think_format" in report.summary["rewards"]
     assert report.summary["job"]["weights"] == {"exact": 2.0, "think_format": 1.0}
+
+
+def test_converter_settings_use_the_training_configs_key_in_an_eval_config(files):
+    rows = [{"question": "2+2?", "answer": "4", "reply": "4"}]
+    (files / "q.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    report = evaluate_config(
+        {"dataset": {"source": "q.jsonl", "converter": "generic", "converter_settings": {"prompt_key": "question"}},
+         "rewards": ["./my_rewards.py:chat_exact"], "completions_column": "reply", "output_dir": "cs",
+         "progress": False}
+    )  # fmt: skip
+    assert report.mean("chat_exact") == 1.0
+    assert (
+        json.loads(next(report.rows()) and report.results_path.read_text().splitlines()[0])["prompt"][-1]["content"]
+        == "2+2?"
+    )
 
 
 def test_eval_takes_a_seed_style_training_config_and_rewards_with_settings(files):
