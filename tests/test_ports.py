@@ -305,10 +305,8 @@ def test_converter_settings_use_the_training_configs_key_in_an_eval_config(files
          "progress": False}
     )  # fmt: skip
     assert report.mean("chat_exact") == 1.0
-    assert (
-        json.loads(next(report.rows()) and report.results_path.read_text().splitlines()[0])["prompt"][-1]["content"]
-        == "2+2?"
-    )
+    first = json.loads(report.results_path.read_text().splitlines()[0])
+    assert first["prompt"][-1]["content"] == "2+2?"
 
 
 def test_eval_takes_a_seed_style_training_config_and_rewards_with_settings(files):
