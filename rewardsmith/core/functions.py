@@ -248,6 +248,20 @@ class _TrlCall:
             and any(isinstance(c, str) for c in batch.completions)
         )
 
+    def _check_sees_completions(self) -> None:
+        """A function that takes neither the completions nor ``**kwargs`` cannot score them: say the rename."""
+        takes_all, names = self._signature_facts()
+        if takes_all or names & {"completions", "completion_ids"}:
+            return
+        params = [p.name for p in inspect.signature(self.fn).parameters.values()]
+        others = [name for name in params if name not in _TRL_ARGS]
+        fix = f"rename `{others[0]}` to `completions`" if others else "add a `completions` parameter"
+        raise RewardConfigError(
+            f"reward {self.name!r} never sees the completions: {callable_name(self.fn)}({', '.join(params)}) "  # type: ignore[attr-defined]
+            f"has no `completions` parameter and no **kwargs, and TRL passes the completions as `completions`. "
+            f"Fix: {fix}."
+        )
+
     def _check_shape_setting(self) -> None:
         if self.completion_shape not in ("auto", "chat", "text"):
             raise RewardConfigError(
@@ -287,6 +301,7 @@ class BatchFunctionReward(_TrlCall, Reward):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check_shape_setting()
+        self._check_sees_completions()
         if self.timeout is not None or self.workers != 1 or self.engine != "local":
             raise RewardConfigError(
                 f"reward {self.name!r} is a batch function: it scores a whole batch in one call, so the per-sample "
@@ -323,6 +338,7 @@ class AsyncBatchFunctionReward(_TrlCall, AsyncReward):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check_shape_setting()
+        self._check_sees_completions()
 
     @property
     def default_name(self) -> str:
