@@ -93,9 +93,9 @@ class RewardHistory(TrainerCallback):
         self.rows, self.health_rows = [], []
         for logs in getattr(state, "log_history", None) or []:
             if logs.get("step", 0) <= state.global_step:
-                self._record(logs.get("step", 0), logs)
+                self._keep_log(logs.get("step", 0), logs)
 
-    def _record(self, step: int, logs: dict[str, Any]) -> None:
+    def _keep_log(self, step: int, logs: dict[str, Any]) -> None:
         if "reward" not in logs:
             return
         row = {"step": step, "reward": logs["reward"], "num_tokens": logs.get("num_tokens")}
@@ -108,7 +108,7 @@ class RewardHistory(TrainerCallback):
     def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if not logs or "reward" not in logs:
             return
-        self._record(state.global_step, logs)
+        self._keep_log(state.global_step, logs)
         if not self._warned:
             self._warned = True
             if logs.get("frac_reward_zero_std") == 1.0:
