@@ -32,13 +32,16 @@ from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._answers import ANSWER_PHRASE, answer_statements, final_part
+from rewardsmith.rewards._latex import is_placeholder
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
-    answer_statements,
     boxed_contents,
     final_segment,
     format_number,
     iter_numbers,
+    number_at,
+    number_spans,
     parse_number,
     tag_blocks,
     visible_text,
@@ -50,10 +53,7 @@ __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 # Every quantifier that can meet a failure is bounded, so that no run of white space is scanned from many
 # starts (``(?:^|\n)\s*A`` over a run of newlines is quadratic).
 _HASHES = re.compile(r"####\s{0,20}([^\n]*)")
-_PHRASES = re.compile(
-    r"(?:answer\s{1,20}is\s{0,20}:?|answer\s{0,20}:|(?:^|(?<=\n))[ \t]{0,20}A[ \t]{0,20}:)",
-    re.IGNORECASE,
-)
+_PHRASES = re.compile(rf"{ANSWER_PHRASE.pattern}|(?:^|(?<=\n))[ \t]{{0,20}}A[ \t]{{0,20}}:", re.IGNORECASE)
 
 
 def parse_reference_number(gold: object) -> Fraction | None:
@@ -93,11 +93,11 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     >>> extract_numeric_answer("The answer is 20 or 18.")
     (None, 'hedged: the answer phrase states several numbers')
     """
-    completion = final_segment(visible_text(completion))
+    completion = final_part(final_segment(visible_text(completion)), ("####", "\\boxed", "<answer>"), _PHRASES)
     marked: list[tuple[str, str]] = [
         ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
     ]
-    marked += [("\\boxed", b) for b in boxed_contents(completion, limit=MAX_ANSWERS)]
+    marked += [("\\boxed", b) for b in boxed_contents(completion, limit=MAX_ANSWERS) if not is_placeholder(b)]
     blocks = tag_blocks(completion, "answer")
     if blocks is None:
         return None, "unbalanced <answer> tags"
@@ -128,30 +128,66 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     if stated:
         return stated.pop(), "answer phrase"
     if fallback_last_number:
-        return _last_number(completion.replace("{,}", ","))
+        return _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
     return None, "no answer found"
 
 
+_PHANTOMS = re.compile(r"\\[hv]?phantom\s{0,5}\{[^{}]{0,200}\}")
 # What may stand between two numbers of a list: a comma, semicolon, slash or bar, "or"/"and", or nothing but space.
-_LIST_GAP = re.compile(r"[ \t]{0,8}(?:[,;/|][ \t]{0,8})?(?:(?:or|and)[ \t]{1,8})?", re.IGNORECASE)
+_LIST_GAP = re.compile(r"\$?[ \t]{0,8}(?:[,;/|][ \t]{0,8})?(?:(?:or|and)[ \t]{1,8})?", re.IGNORECASE)
+# A line that is one item of a list: a bullet, number or letter, a short label with "=" or ":", or a table row, then
+# one number (a unit may follow).
+_ITEM_PREFIX = re.compile(
+    r"[ \t]{0,20}(?:[-*+\u2022][ \t]{1,8}|\d{1,3}[.)][ \t]{1,8}|\(?[A-Za-z]\)[ \t]{1,8})?"
+    r"(?:([^\d=:\n|]{1,40})[=:][ \t]{0,8})?"
+)
+_ITEM_REST = re.compile(r"\$?[ \t]?[-\u2212\u2013]?[\d.,/]{1,30}[ \t]{0,4}[A-Za-z%]{0,12}[ \t]{0,4}[.,;]?[ \t]{0,8}")
+_TOTAL = re.compile(r"total|sum|answer|result|altogether|in all|final|overall", re.IGNORECASE)
+
+
+def _list_item(line: str) -> tuple[bool, bool]:
+    """Whether a line is one item of a list (``- 3``, ``2. 5``, ``a = 3``, ``| b | 3 |``), and whether it is a total."""
+    if line.lstrip().startswith("|"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        line = cells[-1] if cells else ""
+    prefix = _ITEM_PREFIX.match(line)
+    rest = line[prefix.end() :] if prefix else line
+    label = prefix.group(1) if prefix else None
+    return _ITEM_REST.fullmatch(rest) is not None, bool(label and _TOTAL.search(label))
+
+
+def _ends_line_list(text: str, at: int) -> bool:
+    """Whether the number at ``at`` is the last item of a list written one item per line."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line_end = text.find("\n", at)
+    item, total = _list_item(text[line_start : line_end if line_end != -1 else len(text)])
+    if not item or total:
+        return False
+    before = text[max(0, line_start - 400) : max(0, line_start - 1)].rstrip().rsplit("\n", 1)[-1]
+    return bool(before.strip()) and _list_item(before)[0]
 
 
 def _last_number(text: str) -> tuple[Fraction | None, str]:
-    """The last number, unless it ends a list of different numbers (``3, 7, 18``; ``18 or 20``): a list is no answer.
+    r"""The last number, unless it ends a list of different numbers (``3, 7, 18``; ``18 or 20``): a list is no answer.
+
+    A list written one item per line (bullets, numbers, ``a = 3`` lines, a table) is a list too.
 
     >>> _last_number("so 9 * 2 = 18."), _last_number("Possible answers: 3, 7, 18")
     ((Fraction(18, 1), 'last number'), (None, 'hedged: the last number ends a list of numbers'))
+    >>> _last_number("Options:\n- 3\n- 18"), _last_number("a = 3\nb = 5\ntotal = 8")
+    ((None, 'hedged: the last number ends a list of numbers'), (Fraction(8, 1), 'last number'))
     """
-    last, last_end, listed = None, -1, False
-    for value, start, end in iter_numbers(text):
+    last, last_start, last_end, listed = None, -1, -1, False
+    for key, start, end in number_spans(text):  # spellings only: values are computed for the last number alone
         in_list = last is not None and _LIST_GAP.fullmatch(text, last_end, start) is not None
-        listed = in_list and (listed or value != last)
-        last, last_end = value, end
+        listed = in_list and (listed or key != last)
+        last, last_start, last_end = key, start, end
     if last is None:
         return None, "no answer found"
-    if listed:
+    if listed or _ends_line_list(text, last_start):
         return None, "hedged: the last number ends a list of numbers"
-    return last, "last number"
+    value = number_at(text, last_start)
+    return (None, "no answer found") if value is None else (value, "last number")
 
 
 def _decimals(value: Fraction) -> int | None:
