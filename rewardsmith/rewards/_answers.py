@@ -8,8 +8,8 @@ Shared by ``math_accuracy`` and ``gsm8k_accuracy``. The rules:
   own line, PRM800K's form), up to the end of its sentence or line. Markdown
   emphasis around the answer is not part of it.
 * **A closing sentence** states the answer when nothing else does: the last
-  sentence (ending in ``.``, ``!`` or the end of the text, never a question)
-  stating values after "is", "are", "was", "equals", ``=`` or ``:`` outside
+  sentence (ending in ``.`` or ``!``: never a question, nor a sentence cut
+  off) stating values after "is", "are", "was", "equals" or ``=`` outside
   any formula, or opening with "so", "therefore", "thus", "hence". A bare
   number in the middle of the text is never an answer.
 * **A revision** (":func:`revision_start`"): a completion that states an
@@ -40,6 +40,7 @@ __all__ = [
     "closing_statement",
     "final_part",
     "math_spans",
+    "phrase_matches",
     "revision_start",
     "statement",
     "statement_values",
@@ -85,8 +86,27 @@ def statement(text: str, start: int) -> str:
     return without_emphasis(said).rstrip(" .;,!")
 
 
+#: Words every answer phrase contains: a text without any of them is not scanned (a fast test on long texts).
+PHRASE_WORDS = ("answer", "####")
+
+
+def phrase_matches(
+    text: str, pattern: re.Pattern[str] = ANSWER_PHRASE, words: tuple[str, ...] = PHRASE_WORDS, limit: int = MAX_ANSWERS
+) -> list[re.Match[str]]:
+    """The first ``limit + 1`` matches of ``pattern``; none without scanning when ``text`` has none of ``words``.
+
+    >>> [m.group(0) for m in phrase_matches("x. The answer is 5")]
+    ['The answer is ']
+    """
+    if len(text) > 4096:
+        folded = text.casefold()
+        if not any(word in folded for word in words):
+            return []
+    return list(itertools.islice(pattern.finditer(text), limit + 1))
+
+
 def answer_statements(
-    text: str, pattern: re.Pattern[str] = ANSWER_PHRASE, limit: int = MAX_ANSWERS
+    text: str, pattern: re.Pattern[str] = ANSWER_PHRASE, limit: int = MAX_ANSWERS, words: tuple[str, ...] = PHRASE_WORDS
 ) -> list[str] | None:
     r"""What follows each explicit answer statement ("the answer is", "Final Answer:"), up to its sentence's end.
 
@@ -105,7 +125,7 @@ def answer_statements(
     >>> answer_statements("no statement"), answer_statements("answer: 1 " * 60)
     ([], None)
     """
-    matches = list(itertools.islice(pattern.finditer(text), limit + 1))
+    matches = phrase_matches(text, pattern, words, limit)
     if len(matches) > limit:
         return None
     ends = [m.start() for m in matches[1:]] + [len(text)]
@@ -166,7 +186,7 @@ def statement_values(said: str) -> list[str]:
     return [p for p in parts if p]
 
 
-_COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=|:(?!\S)")
+_COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=")
 _CONCLUSION = re.compile(r"(?:so|therefore|thus|hence|finally|altogether|in total)\b", re.IGNORECASE)
 _FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
 _LAST_SENTENCE = re.compile(r"(?:(?<=[.!?])\s|\n)")
@@ -180,8 +200,9 @@ def _masked(text: str) -> str:
 def closing_statement(text: str) -> list[str] | None:
     r"""The values the closing sentence states, or ``None`` when it states none (conservatively).
 
-    The last sentence must end in ``.``, ``!`` or the end of the text; its
-    values follow the last "is"/"="/":"/"equals" outside formulas, or the
+    The last sentence must end in ``.`` or ``!`` (a completion cut off
+    mid-sentence states nothing); its values follow the first "is", "are",
+    "was", "equals" or ``=`` outside formulas, or the
     sentence opens with "so", "therefore", "thus" or "hence".
 
     >>> closing_statement(r"Adding them up, the value of $f(9)$ is \(33\).")
@@ -200,8 +221,8 @@ def closing_statement(text: str) -> list[str] | None:
         if not _FLUFF.match(sentence) or not starts:
             break
         tail = tail[: starts[-1]].rstrip()
-    if not sentence or sentence[-1] in "?:,;" or len(sentence) > 600:
-        return None
+    if not sentence or sentence[-1] not in ".!" or len(sentence) > 600 or sentence.count("$") % 2:
+        return None  # a question, a sentence cut off (a truncated completion), or a formula left open
     masked = _masked(sentence)
     copulas = list(_COPULA.finditer(masked))
     if copulas:
@@ -272,14 +293,16 @@ def alternatives(answer: str) -> list[str]:
     return parts if len(parts) > 1 else [answer]
 
 
-def final_part(text: str, markers: tuple[str, ...], pattern: re.Pattern[str] = ANSWER_PHRASE) -> str:
+def final_part(
+    text: str, markers: tuple[str, ...], pattern: re.Pattern[str] = ANSWER_PHRASE, words: tuple[str, ...] = PHRASE_WORDS
+) -> str:
     """``text`` from its last revision on (:func:`revision_start`); answers are found by ``markers`` and ``pattern``.
 
     >>> final_part("#### 17. Oops, I made a mistake: #### 18", ("####",))
     'Oops, I made a mistake: #### 18'
     """
     spans = [(text.find(m), text.rfind(m)) for m in markers if m in text]
-    phrases = [m.start() for m in itertools.islice(pattern.finditer(text), MAX_ANSWERS + 1)]
+    phrases = [m.start() for m in phrase_matches(text, pattern, words)]
     if phrases:
         spans.append((phrases[0], phrases[-1]))
     if not spans:

@@ -427,6 +427,9 @@ def iter_numbers(text: str) -> Iterator[tuple[Fraction, int, int]]:
             yield value, match.start(), match.end()
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def _numbers(text: str) -> Iterator[tuple[re.Match[str], Fraction | None]]:
     for match in _NUMBER.finditer(text):
         yield match, _match_value(text, match)
@@ -456,6 +459,8 @@ def number_spans(text: str) -> Iterator[tuple[str, int, int]]:
     >>> [s for s, _, _ in number_spans("1/2 and -3")]
     ['1/2', '-3/']
     """
+    if _DIGIT.search(text) is None:
+        return
     for match in _NUMBER.finditer(text):
         sign, gap, digits, exponent, denominator = match.groups()
         negative = bool(sign) and sign != "+" and not (gap and _is_bullet(text, match.start()))

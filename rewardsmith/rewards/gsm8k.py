@@ -32,7 +32,7 @@ from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._answers import ANSWER_PHRASE, answer_statements, final_part
+from rewardsmith.rewards._answers import ANSWER_PHRASE, PHRASE_WORDS, answer_statements, final_part
 from rewardsmith.rewards._latex import is_placeholder
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
@@ -53,6 +53,7 @@ __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 # Every quantifier that can meet a failure is bounded, so that no run of white space is scanned from many
 # starts (``(?:^|\n)\s*A`` over a run of newlines is quadratic).
 _HASHES = re.compile(r"####\s{0,20}([^\n]*)")
+_PHRASE_WORDS = (*PHRASE_WORDS, ":")
 _PHRASES = re.compile(rf"{ANSWER_PHRASE.pattern}|(?:^|(?<=\n))[ \t]{{0,20}}A[ \t]{{0,20}}:", re.IGNORECASE)
 
 
@@ -93,7 +94,8 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     >>> extract_numeric_answer("The answer is 20 or 18.")
     (None, 'hedged: the answer phrase states several numbers')
     """
-    completion = final_part(final_segment(visible_text(completion)), ("####", "\\boxed", "<answer>"), _PHRASES)
+    completion = final_segment(visible_text(completion))
+    completion = final_part(completion, ("####", "\\boxed", "<answer>"), _PHRASES, _PHRASE_WORDS)
     marked: list[tuple[str, str]] = [
         ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
     ]
@@ -115,7 +117,7 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
         if len(distinct) > 1:
             return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
         return distinct[0], marked[0][0]
-    statements = answer_statements(completion, _PHRASES)
+    statements = answer_statements(completion, _PHRASES, words=_PHRASE_WORDS)
     if statements is None:
         return None, f"more than {MAX_ANSWERS} answer statements"
     # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
