@@ -28,22 +28,22 @@ from fractions import Fraction
 from itertools import islice
 
 from rewardsmith.core.engine import OnError
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._answers import ANSWER_PHRASE, PHRASE_WORDS, answer_statements, final_part
+from rewardsmith.rewards._containers import Container, blocks, checked_containers, container, final_part_after
 from rewardsmith.rewards._latex import is_placeholder
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
-    final_segment,
     format_number,
     iter_numbers,
     number_at,
     number_spans,
     parse_number,
-    tag_blocks,
     visible_text,
 )
 from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
@@ -80,7 +80,12 @@ def parse_reference_number(gold: object) -> Fraction | None:
     return parse_number(text)
 
 
-def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -> tuple[Fraction | None, str]:
+def extract_numeric_answer(
+    completion: str,
+    fallback_last_number: bool = True,
+    answer_tag: str | Sequence[str] | Container = "answer",
+    think_tag: str | Sequence[str] | Container | None = "think",
+) -> tuple[Fraction | None, str]:
     """The final numeric answer of a completion and where it was found.
 
     >>> extract_numeric_answer("<think>9*2</think><answer>$18</answer>")
@@ -94,16 +99,21 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     >>> extract_numeric_answer("The answer is 20 or 18.")
     (None, 'hedged: the answer phrase states several numbers')
     """
-    completion = final_segment(visible_text(completion))
-    completion = final_part(completion, ("####", "\\boxed", "<answer>"), _PHRASES, _PHRASE_WORDS)
+    answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
+    completion = visible_text(completion)
+    if think_tag is not None:
+        completion = final_part_after(
+            completion, think_tag if isinstance(think_tag, Container) else container(think_tag)
+        )
+    completion = final_part(completion, ("####", "\\boxed", answer_box.opening), _PHRASES, _PHRASE_WORDS)
     marked: list[tuple[str, str]] = [
         ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
     ]
     marked += [("\\boxed", b) for b in boxed_contents(completion, limit=MAX_ANSWERS) if not is_placeholder(b)]
-    blocks = tag_blocks(completion, "answer")
-    if blocks is None:
-        return None, "unbalanced <answer> tags"
-    marked += [("<answer>", b) for b in blocks[: MAX_ANSWERS + 1]]
+    found = blocks(completion, answer_box)
+    if found is None:
+        return None, f"unbalanced {answer_box.opening} {answer_box.closing} markers"
+    marked += [(answer_box.opening, b) for b in found[: MAX_ANSWERS + 1]]
     if len(marked) > MAX_ANSWERS:
         return None, f"more than {MAX_ANSWERS} stated answers"
     if marked:
@@ -252,10 +262,17 @@ class GSM8KAccuracy(Reward):
     #: A sample whose check times out or crashes scores as a wrong answer, never better.
     on_error: OnError = field(default="zero", kw_only=True)
     reasoning_delimiters: Sequence[str] | None = None
+    #: The answer blocks' container and the reasoning's (a tag name, or ``[opening, closing]``; see ``_containers``).
+    answer_tag: str | Sequence[str] = "answer"
+    think_tag: str | Sequence[str] | None = "think"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
+        self._think_box, answer_box = checked_containers(self)
+        if answer_box is None:
+            raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
+        self._answer_box = answer_box
 
     def inputs(self) -> dict[str, Input]:
         return {"reference": Column(self.answer_column)}
@@ -269,7 +286,9 @@ class GSM8KAccuracy(Reward):
             if final is None:
                 return RewardResult(0.0, f"the reasoning never ends (no {' or '.join(self.reasoning_delimiters)})")
             completion = final
-        predicted, where = extract_numeric_answer(completion, self.fallback_last_number)
+        predicted, where = extract_numeric_answer(
+            completion, self.fallback_last_number, self._answer_box, self._think_box
+        )
         if predicted is None:
             return RewardResult(0.0, where)
         ok = numbers_match(predicted, gold)

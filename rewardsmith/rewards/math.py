@@ -45,6 +45,7 @@ from fractions import Fraction
 from typing import Any
 
 from rewardsmith.core.engine import OnError
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
@@ -59,15 +60,20 @@ from rewardsmith.rewards._answers import (
     statement_values,
     without_emphasis,
 )
+from rewardsmith.rewards._containers import (
+    Container,
+    blocks,
+    checked_containers,
+    container,
+    final_part_after,
+    find_markers,
+    last_end,
+)
 from rewardsmith.rewards._equivalence import choice_letters, interval_form, list_parts, ordered_prompt, without_unit
 from rewardsmith.rewards._latex import blow_up, has_repeat_notation, is_placeholder, is_prose, repeating_decimal
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
-    final_segment,
-    find_tags,
-    last_tag_end,
-    tag_blocks,
     visible_text,
 )
 from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
@@ -183,7 +189,10 @@ def reference_latex(gold: Any) -> str | None:
 
 
 def final_math_answers(
-    completion: str, prompt: str | None = None, answer_tag: str = "answer", think_tag: str = "think"
+    completion: str,
+    prompt: str | None = None,
+    answer_tag: str | Sequence[str] | Container = "answer",
+    think_tag: str | Sequence[str] | Container | None = "think",
 ) -> tuple[list[str] | None, str]:
     r"""The final answers a completion states, and where they were found (``None`` when malformed).
 
@@ -206,9 +215,12 @@ def final_math_answers(
     >>> final_math_answers(r"So it is $\boxed{17}$. Wait, that's wrong: it is $\boxed{18}$.")
     (['18'], '\\boxed')
     """
-    segment = final_segment(visible_text(completion), think_tag)
-    segment = final_part(segment, ("\\boxed", "\\fbox", f"<{answer_tag}>"))
-    found = _marked_answers(segment, answer_tag)
+    answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
+    segment = visible_text(completion)
+    if think_tag is not None:
+        segment = final_part_after(segment, think_tag if isinstance(think_tag, Container) else container(think_tag))
+    segment = final_part(segment, ("\\boxed", "\\fbox", answer_box.opening))
+    found = _marked_answers(segment, answer_box)
     if found is None or isinstance(found, str):
         return None, found or "malformed"
     answers, where = found
@@ -230,20 +242,20 @@ def final_math_answers(
     return [a for a in answers if a], where
 
 
-def _marked_answers(segment: str, tag: str) -> tuple[list[str], str] | str | None:
+def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str | None:
     """The answers in ``<answer>`` blocks and boxes (every box counts: two boxes in one block are two answers)."""
-    blocks = tag_blocks(segment, tag, limit=MAX_ANSWERS)
-    if blocks is None:
-        return f"unbalanced <{tag}> tags"
+    found = blocks(segment, box, limit=MAX_ANSWERS)
+    if found is None:
+        return f"unbalanced {box.opening} {box.closing} markers"
     answers: list[str] = []
     where = ""
-    if blocks:
-        where = f"<{tag}>"
-        for block in blocks[: MAX_ANSWERS + 1]:
+    if found:
+        where = box.opening
+        for block in found[: MAX_ANSWERS + 1]:
             boxed = boxed_contents(block, limit=MAX_ANSWERS)
             answers += boxed or _block_values(block)
-        first = find_tags(segment, (tag,), limit=0)[0].start
-        outside = segment[:first] + segment[last_tag_end(segment, tag, closing=True) or len(segment) :]
+        first = find_markers(segment, (box,), limit=0)[0].start
+        outside = segment[:first] + segment[last_end(segment, box, closing=True) or len(segment) :]
         answers += boxed_contents(outside, limit=MAX_ANSWERS)
     else:
         answers = boxed_contents(segment, limit=MAX_ANSWERS)
@@ -439,9 +451,9 @@ class MathAccuracy(Reward):
 
     answer_column: str = "answer"
     reasoning_delimiters: Sequence[str] | None = None
-    #: The tag of answer blocks, and of the reasoning whose end starts the final part (see ``rewards/_tags``).
-    answer_tag: str = "answer"
-    think_tag: str = "think"
+    #: The answer blocks' container and the reasoning's (a tag name, or ``[opening, closing]``; see ``_containers``).
+    answer_tag: str | Sequence[str] = "answer"
+    think_tag: str | Sequence[str] | None = "think"
     timeout: float | None = field(default=10.0, kw_only=True)
     #: A sample whose check times out or crashes scores as a wrong answer (see the module docs).
     on_error: OnError = field(default="zero", kw_only=True)
@@ -449,6 +461,10 @@ class MathAccuracy(Reward):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
+        self._think_box, answer_box = checked_containers(self)
+        if answer_box is None:
+            raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
+        self._answer_box = answer_box
 
     def inputs(self) -> dict[str, Input]:
         # MATH-style data has a worked `solution` whose last \boxed{} is the answer; it serves when there is
@@ -516,7 +532,7 @@ class MathAccuracy(Reward):
         if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
         prompt_text = prompt if isinstance(prompt, str) else None
-        answers, where = final_math_answers(completion, prompt_text, self.answer_tag, self.think_tag)
+        answers, where = final_math_answers(completion, prompt_text, self._answer_box, self._think_box)
         if answers is None or not answers:
             return RewardResult(0.0, where)
         answers = [value for answer in answers for value in _chain_values(answer)]
@@ -525,11 +541,12 @@ class MathAccuracy(Reward):
         if hedge is None:
             return None
         if hedge:
-            parts = list_parts(gold)
+            parts, opening, closing = _parts_of(gold)
             if not (2 <= len(parts) == len(answers)):
                 return RewardResult(0.0, hedge)
             # a problem asking for several quantities, answered one box each, in order
-            last, where = ", ".join(_VARIABLE.sub("", a) for a in answers), f"{where}, one per part"
+            joined = ", ".join(_VARIABLE.sub("", a) for a in answers)
+            last, where = f"{opening}{joined}{closing}", f"{where}, one per part"
         verdict = _compare(gold, gold_value, last, ordered_prompt(prompt_text), allow_sympy, timeout)
         if verdict is None:
             return None
@@ -539,6 +556,19 @@ class MathAccuracy(Reward):
 
 _VARIABLE = re.compile(r"^\s*[A-Za-z](?:_\{?\w{1,5}\}?)?\s*=\s*")
 _RELATIONS = ("<", ">", "\\le", "\\ge", "\\ne", "\\approx")
+
+
+def _parts_of(gold: str) -> tuple[list[str], str, str]:
+    r"""The parts of a reference that lists several values (``3, 5`` or the tuple ``(3, 5)``), and its brackets.
+
+    >>> _parts_of("3, 5"), _parts_of(r"\left( 3, 4 \right)"), _parts_of("7")
+    ((['3', '5'], '', ''), (['3', '4'], '(', ')'), ([], '', ''))
+    """
+    text = gold.strip()
+    for opening, closing in (("\\left(", "\\right)"), ("(", ")")):
+        if text.startswith(opening) and text.endswith(closing):
+            return list_parts(text[len(opening) : len(text) - len(closing)]), "(", ")"
+    return list_parts(text), "", ""
 
 
 def _chain_values(answer: str) -> list[str]:
