@@ -1,4 +1,4 @@
-"""One answer-container notion: tag names, [opening, closing] pairs and start_X markers, in every reward that reads them."""
+"""One answer-container notion (tag names, [opening, closing] pairs, start_X markers) in every reward reading it."""
 
 from __future__ import annotations
 
