@@ -363,7 +363,7 @@ _NUMBER = re.compile(
     r"(\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
     r"(?:[eE]([-+]?\d{1,3})(?![\w.]))?"
     r"(?:[ \t]?/[ \t]?(\d+(?:\.\d+)?)(?![\d.]))?"
-    r"(?![\d.]\d)"
+    r"(?!\d|\.\d|(?:st|nd|rd|th)\b)"  # an ordinal (3rd, 21st) counts nothing
 )
 
 _LATEX_CLEANUP = (
@@ -419,7 +419,7 @@ def iter_numbers(text: str) -> Iterator[tuple[Fraction, int, int]]:
 
     >>> [str(v) for v, _, _ in iter_numbers("paid $1,200.50 for 3/4 of it, -2 left")]
     ['2401/2', '3/4', '-2']
-    >>> [str(v) for v, _, _ in iter_numbers("2.5kg, 12cm, 1.8e1, \u201318, \uff0d3\n- 7")]
+    >>> [str(v) for v, _, _ in iter_numbers("2.5kg, 12cm, 1.8e1, \u201318, \uff0d3\n- 7, 21st")]
     ['5/2', '12', '18', '-18', '-3', '7']
     """
     for match, value in _numbers(text):
