@@ -15,6 +15,7 @@ are two answers (a hedge) for the accuracy rewards exactly as two
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -53,6 +54,12 @@ _PAIRED_PREFIX = re.compile(r"^(?:start|begin)_(.+)$", re.IGNORECASE)
 
 
 def container(spec: str | Sequence[str], setting: str = "tag") -> Container:
+    """The container a setting names (see :func:`_container`); cached, so that rewards may call it per sample."""
+    return _container(tuple(spec) if isinstance(spec, list) else spec, setting)
+
+
+@functools.lru_cache(maxsize=256)
+def _container(spec: str | Sequence[str], setting: str = "tag") -> Container:
     """The container a setting names; :class:`ValueError` saying what to write when it names none.
 
     >>> container("think"), container("<answer>").closing

@@ -269,10 +269,8 @@ class GSM8KAccuracy(Reward):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
-        self._think_box, answer_box = checked_containers(self)
-        if answer_box is None:
+        if checked_containers(self)[1] is None:
             raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
-        self._answer_box = answer_box
 
     def inputs(self) -> dict[str, Input]:
         return {"reference": Column(self.answer_column)}
@@ -287,7 +285,7 @@ class GSM8KAccuracy(Reward):
                 return RewardResult(0.0, f"the reasoning never ends (no {' or '.join(self.reasoning_delimiters)})")
             completion = final
         predicted, where = extract_numeric_answer(
-            completion, self.fallback_last_number, self._answer_box, self._think_box
+            completion, self.fallback_last_number, self.answer_tag, self.think_tag
         )
         if predicted is None:
             return RewardResult(0.0, where)

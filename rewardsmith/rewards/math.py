@@ -461,10 +461,8 @@ class MathAccuracy(Reward):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
-        self._think_box, answer_box = checked_containers(self)
-        if answer_box is None:
+        if checked_containers(self)[1] is None:
             raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
-        self._answer_box = answer_box
 
     def inputs(self) -> dict[str, Input]:
         # MATH-style data has a worked `solution` whose last \boxed{} is the answer; it serves when there is
@@ -532,7 +530,7 @@ class MathAccuracy(Reward):
         if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
         prompt_text = prompt if isinstance(prompt, str) else None
-        answers, where = final_math_answers(completion, prompt_text, self._answer_box, self._think_box)
+        answers, where = final_math_answers(completion, prompt_text, self.answer_tag, self.think_tag)
         if answers is None or not answers:
             return RewardResult(0.0, where)
         answers = [value for answer in answers for value in _chain_values(answer)]
