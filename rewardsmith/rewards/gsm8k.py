@@ -7,11 +7,17 @@ any). Where the answer is taken from, in order:
    Every occurrence counts; if they state different numbers the completion
    hedged and scores 0. A marked answer that holds no single number scores 0
    (no falling back to numbers elsewhere in the text);
-2. the last phrase marker: "The answer is N", "Answer: N", "A: N" (the
-   number its sentence states; a sentence naming several different numbers,
-   like "18 or 20" or "1, 2, 3", is a hedge and scores 0, as it does in a
-   marker);
-3. with ``fallback_last_number`` (default on), the last number in the text.
+2. the last phrase marker: "The answer is N", "Answer: N", "A: N", "Final
+   Answer: The final answer is N", ``# Answer`` on its own line,
+   ``**Final answer:** N`` (the number its sentence states; a sentence naming
+   several different numbers, like "18 or 20" or "1, 2, 3", is a hedge and
+   scores 0, as it does in a marker);
+3. with ``fallback_last_number`` (default on), the last number in the text,
+   unless it ends a list (``3, 7, 18``, or one item per line).
+
+A revision ("wait, that's wrong") between two stated answers leaves only the
+answers after it (see ``_answers``). The markers' tags are settings
+(``answer_tag``, ``think_tag``; see ``_containers``).
 
 Numbers are compared exactly as fractions: ``1,000``, ``$1000``,
 ``1000.00`` and ``1000 dollars`` are all 1000, ``1/2`` equals ``0.5``, and

@@ -2,11 +2,20 @@
 
 What counts as the answer (only the final one, never a number found anywhere):
 
-1. the text after the reasoning (after the last ``</think>``), then in it
-2. every ``<answer>`` block (its last ``\\boxed{}`` if it has one) and every
-   ``\\boxed{}`` outside the blocks; they must all agree, or the completion
-   hedged and scores 0;
-3. failing those, what follows the last "the answer is" / "Final Answer:".
+1. the text after the reasoning (after the last ``</think>``), read from its
+   last revision on ("wait, that's wrong", see ``_answers``), then in it
+2. every ``<answer>`` block (its boxes if it has any) and every ``\\boxed{}``
+   outside the blocks; they must all agree, or the completion hedged and
+   scores 0 (one box offering alternatives, ``18 \\text{ or } 20``, hedges too);
+3. failing those, answer statements ("the answer is", "Final Answer: The
+   final answer is", ``# Answer``, ``**Final answer:**``);
+4. failing those, a conservative closing statement (the last sentence
+   stating its value after "is" or ``=``, or opening with "so"/"therefore").
+
+Several answers in order against a reference that lists as many values
+(``p = \\boxed{3}``, ``q = \\boxed{5}`` against ``3, 5``) are one multi-part answer.
+Choice letters, inequalities against intervals, ordered lists and units are
+compared in ``_equivalence``.
 
 The reference comes from the ``answer`` column (``solution`` is used when
 there is no ``answer`` column; a worked solution's last ``\\boxed{}`` or
