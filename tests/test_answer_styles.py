@@ -291,3 +291,16 @@ def test_math_units_and_blanks(completion, gold, expected):
 )
 def test_equivalence(predicted, gold, expected):
     assert _math(f"\\boxed{{{predicted}}}", gold) == expected
+
+
+def test_a_matrix_is_one_answer_and_a_value_beside_it_a_hedge():
+    matrix = r"\begin{pmatrix} -18 \\ -49 \\ 96 \end{pmatrix}"
+    assert _math(f"$\\boxed{{{matrix}}}$", matrix) == 1.0
+    assert _math(f"$\\boxed{{5 \\\\ {matrix}}}$", matrix) == 0.0
+
+
+def test_prose_with_formulas_in_an_answer_block_is_no_answer():
+    asked = r"Simplify the following: $$\frac{3}{\sqrt{27}}$$"
+    assert _math(f"<answer>{asked}</answer>", r"\frac{\sqrt3}{3}") == 0.0
+    assert _math(r"<answer>$\frac{\sqrt3}{3}$ (simplified)</answer>", r"\frac{\sqrt3}{3}") == 1.0
+    assert _math(r"<answer>So the value is $\frac{\sqrt3}{3}$.</answer>", r"\frac{\sqrt3}{3}") == 1.0

@@ -265,6 +265,8 @@ _TEXT_WORDS = re.compile(r"\\(?:text\w{0,6}|mbox|mathrm)\s{0,5}\{([^{}]{0,200})\
 _SEPARATOR = re.compile(
     r"\\\\|\\[hv]space\*?\s{0,5}\{[^{}]{0,40}\}|\\q?quad\b|\\mid\b|\\text\s{0,5}\{\s{0,5}\}|(?<![\w\\])or(?!\w)"
 )
+_ENVIRONMENT = re.compile(r"\\begin\{(\w{1,20}\*?)\}.{0,2000}?\\end\{\1\}", re.DOTALL)
+_PLACED = re.compile(r"\x00(\d+)\x00")
 _EDGES = re.compile(r"^(?:\s|\\[,;:! ])+|(?:\s|\\[,;:! ])+$")
 
 
@@ -277,9 +279,14 @@ def alternatives(answer: str) -> list[str]:
     (['18', '20'], ['18', '20'], ['\\frac{1}{2}'])
     >>> alternatives(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}"), alternatives(r"5\text{ cm}")
     (['\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}'], ['5\\text{ cm}'])
+    >>> alternatives(r"3 \\ \begin{pmatrix} 1 \\ 2 \end{pmatrix}")
+    ['3', '\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}']
     """
-    if "\\begin" in answer or len(answer) > MAX_STATEMENT_CHARS:
+    if len(answer) > MAX_STATEMENT_CHARS:
         return [answer]
+    environments = [m.group(0) for m in _ENVIRONMENT.finditer(answer)]
+    if environments:  # a matrix's rows are no alternatives: set each environment aside while splitting
+        answer = _ENVIRONMENT.sub(lambda m: f"\x00{environments.index(m.group(0))}\x00", answer)
 
     def words(match: re.Match[str]) -> str:
         inner = match.group(1)
@@ -289,8 +296,8 @@ def alternatives(answer: str) -> list[str]:
 
     spread = _SEPARATOR.split(_TEXT_WORDS.sub(words, answer))
     parts = [_EDGES.sub("", p) for p in spread]
-    parts = [p for p in parts if p]
-    return parts if len(parts) > 1 else [answer]
+    parts = [_PLACED.sub(lambda m: environments[int(m.group(1))], p) for p in parts if p]
+    return parts if len(parts) > 1 else [_PLACED.sub(lambda m: environments[int(m.group(1))], answer)]
 
 
 def final_part(

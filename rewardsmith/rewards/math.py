@@ -274,13 +274,23 @@ def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str
     return answers, where
 
 
+_WORDS = re.compile(r"[A-Za-z]{2,}")
+_MATH_OUTSIDE = re.compile(r"\$\$[^$]{0,2000}\$\$|\$[^$]{0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL)
+
+
 def _block_values(block: str) -> list[str]:
     """What an answer block without a box states: its formulas, or its text (a statement inside it is read as one)."""
     statements = answer_statements(block)
     if statements:
         return [v for s in statements for v in statement_values(s)]
     text = without_emphasis(block.strip())
-    return math_spans(text) or statement_values(text)
+    spans = math_spans(text)
+    if not spans:
+        return statement_values(text)  # "5 apples", "18 or 20", "Evelyn"
+    if len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
+        return spans  # formulas with a word or two around them
+    # prose with formulas (an echoed question, say): only a closing statement in it is an answer
+    return closing_statement(text if text.endswith((".", "!")) else f"{text}.") or []
 
 
 def _real_answers(answers: list[str], prompt: str | None) -> list[str]:
