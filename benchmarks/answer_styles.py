@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import verdict
 
 from rewardsmith import get_reward
+from rewardsmith.rewards._answers import ANSWER_PHRASE
 from rewardsmith.rewards._text import boxed_contents
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "math500_test.jsonl"
@@ -49,7 +50,9 @@ def _body(solution: str) -> str:
     if last != -1:
         cut = max(solution.rfind(". ", 0, last), solution.rfind("\n", 0, last))
         solution = solution[: cut + 1] if cut != -1 else ""
-    return _unboxed(solution).strip() or "We work it out."
+    body = _unboxed(solution)
+    stated = ANSWER_PHRASE.search(body)  # a body that already states the answer (a second solution follows)
+    return (body[: stated.start()] if stated else body).strip() or "We work it out."
 
 
 def _unboxed(solution: str) -> str:
@@ -68,7 +71,13 @@ def _unboxed(solution: str) -> str:
 
 def _parts(answer: str) -> list[str]:
     """The top-level comma-separated parts of a list answer (``3, 5, 7``), or ``[]`` when it is not one."""
-    if "\\!" in answer or "\\{" in answer or answer.lstrip().startswith(("(", "[", "\\left")) or "\\in" in answer:
+    if (
+        re.fullmatch(r"\d{1,3}(?:,\d{3})+", answer)
+        or "\\!" in answer
+        or "\\{" in answer
+        or answer.lstrip().startswith(("(", "[", "\\left"))
+        or "\\in" in answer
+    ):
         return []
     parts, depth, current = [], 0, ""
     for ch in answer:

@@ -304,3 +304,23 @@ def test_prose_with_formulas_in_an_answer_block_is_no_answer():
     assert _math(f"<answer>{asked}</answer>", r"\frac{\sqrt3}{3}") == 0.0
     assert _math(r"<answer>$\frac{\sqrt3}{3}$ (simplified)</answer>", r"\frac{\sqrt3}{3}") == 1.0
     assert _math(r"<answer>So the value is $\frac{\sqrt3}{3}$.</answer>", r"\frac{\sqrt3}{3}") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("said", "gold"),
+    [
+        (r"$\$32,\!348$", r"\$32,\!348"),
+        (r"$11,\! 111,\! 100$", r"11,\! 111,\! 100"),
+        (".35625", ".35625"),
+        (r"$\$18.90$", r"\$18.90"),
+    ],
+)
+def test_dollars_tex_spacing_and_leading_points_in_statements(said, gold):
+    for style in ("Final Answer: The final answer is {}. I hope it is correct.", "# Answer\n\n{}",
+                  "Putting it together, the value we want is {}.", "<answer>{}</answer>"):  # fmt: skip
+        assert _math(WORK + style.format(said), gold) == 1.0, style
+        assert _math(WORK + style.format(said), "7") == 0.0, style
+
+
+def test_a_display_formula_opened_and_left_is_no_answer():
+    assert _math("Using the identity, we get our answer: \\[\n\nThe answer is: $1$", "1") == 1.0

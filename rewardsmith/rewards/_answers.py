@@ -60,7 +60,7 @@ ANSWER_PHRASE = re.compile(
     r"|####[ \t]{0,20}",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
+_SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)|\n")  # ``\!`` is TeX spacing, not an exclamation
 
 
 def without_emphasis(text: str) -> str:
@@ -133,16 +133,17 @@ def answer_statements(
     return [s for s in found if s]
 
 
-_MATH_SPAN = re.compile(
-    r"\$\$([^$]{1,2000})\$\$|\$([^$]{1,2000})\$|\\\((.{1,2000}?)\\\)|\\\[(.{1,2000}?)\\\]", re.DOTALL
+_MATH_SPAN = re.compile(  # ``\$`` inside a formula is a dollar sign, not the formula's end
+    r"\$\$((?:\\.|[^$\\]){1,2000})\$\$|\$((?:\\.|[^$\\]){1,2000})\$|\\\((.{1,2000}?)\\\)|\\\[(.{1,2000}?)\\\]",
+    re.DOTALL,
 )
 
 
 def math_spans(text: str) -> list[str]:
     r"""The formulas of a statement (``$..$``, ``$$..$$``, ``\(..\)``, ``\[..\]``), in order.
 
-    >>> math_spans(r"is $3$ or \(4\), not $$5$$")
-    ['3', '4', '5']
+    >>> math_spans(r"is $3$ or \(4\), not $$5$$"), math_spans(r"costs $\$32,\!348$.")
+    (['3', '4', '5'], ['\\$32,\\!348'])
     """
     if len(text) > MAX_STATEMENT_CHARS:
         return []
@@ -165,7 +166,7 @@ def _leading_math(part: str) -> str:
         kept.append(token)
     if not kept and len(part.split()) == 1:
         return part.strip(" .,;:!?")  # one word is an answer as written (a name, a day, a choice)
-    return " ".join(kept).strip(" .,;:")
+    return " ".join(kept).rstrip(" .,;:").lstrip(" ,;:")  # a leading point is a decimal's (.35)
 
 
 def statement_values(said: str) -> list[str]:
@@ -189,7 +190,8 @@ def statement_values(said: str) -> list[str]:
 _COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=")
 _CONCLUSION = re.compile(r"(?:so|therefore|thus|hence|finally|altogether|in total)\b", re.IGNORECASE)
 _FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
-_LAST_SENTENCE = re.compile(r"(?:(?<=[.!?])\s|\n)")
+_DOLLAR = re.compile(r"(?<!\\)\$")
+_LAST_SENTENCE = re.compile(r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n)")  # ``\!`` is TeX spacing
 
 
 def _masked(text: str) -> str:
@@ -221,7 +223,7 @@ def closing_statement(text: str) -> list[str] | None:
         if not _FLUFF.match(sentence) or not starts:
             break
         tail = tail[: starts[-1]].rstrip()
-    if not sentence or sentence[-1] not in ".!" or len(sentence) > 600 or sentence.count("$") % 2:
+    if not sentence or sentence[-1] not in ".!" or len(sentence) > 600 or len(_DOLLAR.findall(sentence)) % 2:
         return None  # a question, a sentence cut off (a truncated completion), or a formula left open
     masked = _masked(sentence)
     copulas = list(_COPULA.finditer(masked))

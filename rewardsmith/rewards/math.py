@@ -248,7 +248,11 @@ def final_math_answers(
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)"
     answers = [without_unit(_strip_delimiters(alt)) for a in answers for alt in alternatives(a)]
-    return [a for a in answers if a], where
+    return [a for a in answers if a and a not in _BARE_DELIMITERS], where
+
+
+#: A delimiter alone (``we get: \\[`` with the formula on the next lines) states nothing.
+_BARE_DELIMITERS = frozenset(("\\[", "\\(", "\\]", "\\)", "$", "$$"))
 
 
 def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str | None:
@@ -275,7 +279,9 @@ def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str
 
 
 _WORDS = re.compile(r"[A-Za-z]{2,}")
-_MATH_OUTSIDE = re.compile(r"\$\$[^$]{0,2000}\$\$|\$[^$]{0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL)
+_MATH_OUTSIDE = re.compile(
+    r"\$\$(?:\\.|[^$\\]){0,2000}\$\$|\$(?:\\.|[^$\\]){0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL
+)
 
 
 def _block_values(block: str) -> list[str]:
