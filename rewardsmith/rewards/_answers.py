@@ -210,9 +210,9 @@ def closing_statement(text: str) -> list[str] | None:
     >>> closing_statement(r"Adding them up, the value of $f(9)$ is \(33\).")
     ['33']
     >>> closing_statement("Therefore Alice ran 108 meters."), closing_statement("Then x = 3 and y = 4.")
-    (['108'], ['3', '4'])
-    >>> closing_statement("Since x is positive, the sum is $5$.")
-    ['5']
+    (['108'], ['3', 'y = 4'])
+    >>> closing_statement("Since x is positive, the sum is $5$."), closing_statement(r"So it is \pi or 9.")
+    (['5'], ['\\pi', '9'])
     >>> closing_statement("We add 2 and 3."), closing_statement("Is it 5?"), closing_statement("First, 3.\n4")
     (None, None, None)
     """
@@ -228,12 +228,11 @@ def closing_statement(text: str) -> list[str] | None:
     masked = _masked(sentence)
     copulas = list(_COPULA.finditer(masked))
     if copulas:
-        said = sentence[copulas[0].end() :]
-    elif _CONCLUSION.match(sentence):
-        said = sentence
-    else:
+        said = sentence[copulas[0].end() :].rstrip(" .!")
+        return statement_values(said) or None  # its formulas, or the math of each part between "or"/"and"
+    if not _CONCLUSION.match(sentence):
         return None
-    said = said.rstrip(" .!")
+    said = sentence.rstrip(" .!")
     values = math_spans(said) or [said[start:end].strip() for _, start, end in number_spans(said)]
     return values or None
 

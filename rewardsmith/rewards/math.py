@@ -266,13 +266,15 @@ def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str
         where = box.opening
         for block in found[: MAX_ANSWERS + 1]:
             boxed = boxed_contents(block, limit=MAX_ANSWERS)
-            answers += boxed or _block_values(block)
+            answers += [v for b in boxed for v in _box_values(b)] or _block_values(block)
         first = find_markers(segment, (box,), limit=0)[0].start
         outside = segment[:first] + segment[last_end(segment, box, closing=True) or len(segment) :]
         answers += boxed_contents(outside, limit=MAX_ANSWERS)
     else:
         answers = boxed_contents(segment, limit=MAX_ANSWERS)
         where = "\\boxed" if answers else ""
+    if len(answers) <= MAX_ANSWERS:
+        answers = [v for a in answers for v in _box_values(a)]
     if len(answers) > MAX_ANSWERS:
         return f"more than {MAX_ANSWERS} stated answers"
     return answers, where
@@ -282,6 +284,11 @@ _WORDS = re.compile(r"[A-Za-z]{2,}")
 _MATH_OUTSIDE = re.compile(
     r"\$\$(?:\\.|[^$\\]){0,2000}\$\$|\$(?:\\.|[^$\\]){0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL
 )
+
+
+def _box_values(content: str) -> list[str]:
+    """A box's answer: as written, unless it holds formulas inside prose (a question copied into a box)."""
+    return _block_values(content) if "$" in content or "\\(" in content else [content]
 
 
 def _block_values(block: str) -> list[str]:
