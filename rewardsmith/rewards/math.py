@@ -300,8 +300,10 @@ def _block_values(block: str) -> list[str]:
     spans = math_spans(text)
     if not spans:
         return statement_values(text)  # "5 apples", "18 or 20", "Evelyn"
-    if len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
-        return spans  # formulas with a word or two around them
+    first = _MATH_OUTSIDE.search(text)
+    before = text[: first.start()] if first else text
+    if not _WORDS.search(before) and len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
+        return spans  # formulas, a word or two after them ("(simplified)"); never an instruction before them
     # prose with formulas (an echoed question, say): only a closing statement in it is an answer
     return closing_statement(text if text.endswith((".", "!")) else f"{text}.") or []
 
