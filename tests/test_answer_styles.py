@@ -331,4 +331,5 @@ def test_a_question_copied_into_a_box_and_a_non_number_beside_the_answer_are_no_
     assert _math(r"\boxed{$\frac{\sqrt{3}}{3}$}", r"\frac{\sqrt3}{3}") == 1.0
     assert _math(r"\boxed{Evaluate $(1+2i)6-3i$.}", "6+9i") == 0.0
     assert _math(r"<answer>Evaluate $(1+2i)6-3i$.</answer>", "6+9i") == 0.0
+    assert _math(r"\boxed{What is the value of $(26^2 - 24^2 - 10)^2 - 10^2$?}", "8000") == 0.0
     assert _math(r"We work it out. So the value we want is \pi or 9.", "9") == 0.0

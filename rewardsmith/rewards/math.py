@@ -305,7 +305,7 @@ def _block_values(block: str) -> list[str]:
     if not _WORDS.search(before) and len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
         return spans  # formulas, a word or two after them ("(simplified)"); never an instruction before them
     # prose with formulas (an echoed question, say): only a closing statement in it is an answer
-    return closing_statement(text if text.endswith((".", "!")) else f"{text}.") or []
+    return closing_statement(text if text.endswith((".", "!", "?")) else f"{text}.") or []  # a question: none
 
 
 def _real_answers(answers: list[str], prompt: str | None) -> list[str]:
