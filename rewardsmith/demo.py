@@ -90,11 +90,14 @@ LEARNED_RISE = 0.2
 def reward_verdicts(
     rewards_start: dict[str, float | None], rewards_end: dict[str, float | None], min_rise: float = LEARNED_RISE
 ) -> dict[str, str]:
-    """Whether each reward was learned: ``"learned"`` (rose by ``min_rise`` or more), ``"fell"`` or ``"flat"``.
+    """Whether each reward was learned: ``"learned"`` (rose by ``min_rise`` or more), ``"rose a little"`` (by a
+    quarter of that or more), ``"fell"`` (by ``min_rise`` or more) or ``"flat"``.
 
     >>> start = {"format": 0.1, "accuracy": 0.12, "length": 0.9}
     >>> reward_verdicts(start, {"format": 0.95, "accuracy": 0.15, "length": 0.4})
     {'format': 'learned', 'accuracy': 'flat', 'length': 'fell'}
+    >>> reward_verdicts({"accuracy": 0.01}, {"accuracy": 0.19})
+    {'accuracy': 'rose a little'}
     >>> reward_verdicts({"accuracy": None}, {"accuracy": None})
     {'accuracy': 'n/a'}
     """
@@ -105,6 +108,8 @@ def reward_verdicts(
             verdicts[name] = "n/a"
         elif end - start >= min_rise:
             verdicts[name] = "learned"
+        elif end - start >= min_rise / 4:
+            verdicts[name] = "rose a little"
         else:
             verdicts[name] = "fell" if start - end >= min_rise else "flat"
     return verdicts
@@ -116,7 +121,8 @@ def train_demo(output_dir: str | Path = "runs/demo", max_steps: int | None = Non
     The summary it prints gives the mean total reward over the first and the
     last 10% of logged steps, each reward's start and end, the path of
     ``reward_curve.png``, and then which rewards were learned
-    (:func:`reward_verdicts`). Needs the ``train`` extra.
+    (:func:`reward_verdicts`, from the first logged step to the last 10%).
+    Needs the ``train`` extra.
     """
     from rich.console import Console
 
@@ -146,10 +152,16 @@ def _one_thread() -> Iterator[None]:
 
 
 def _show_verdicts(summary: Any, console: Any) -> None:
-    verdicts = reward_verdicts(summary.rewards_start, summary.rewards_end)
-    console.print("[bold]which rewards learned[/] (first vs last 10% of logged steps):", highlight=False)
+    # The start is the first logged step, not the first 10%: a format learned within the first tenth of the
+    # run would otherwise look flat.
+    history = Path(summary.output_dir) / "reward_history.json"
+    first = json.loads(history.read_text())[0] if history.exists() else {}
+    start = {name: first.get(name, value) for name, value in summary.rewards_start.items()}
+    verdicts = reward_verdicts(start, summary.rewards_end)
+    step = first.get("step", "?")
+    console.print(f"[bold]which rewards learned[/] (step {step} vs the last 10% of logged steps):", highlight=False)
     for name, verdict in verdicts.items():
-        start, end = summary.rewards_start[name], summary.rewards_end.get(name)
-        figures = "" if start is None or end is None else f"{start:.3f} -> {end:.3f}"
+        begin, end = start[name], summary.rewards_end.get(name)
+        figures = "" if begin is None or end is None else f"{begin:.3f} -> {end:.3f}"
         style = {"learned": "green", "fell": "red"}.get(verdict, "yellow")
         console.print(f"  {name}: {figures} [{style}]{verdict}[/]", highlight=False)
