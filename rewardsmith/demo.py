@@ -83,7 +83,7 @@ def score_sample(console: Any = None) -> dict[str, list[float | None]]:
     return {name: [res.score for res in res_list] for name, res_list in results.items()}
 
 
-#: How much a reward's mean must rise (first vs last 10% of logged steps) for the demo to call it learned.
+#: How much a reward's mean must rise (first logged step to the last 10% of them) for the demo to call it learned.
 LEARNED_RISE = 0.2
 
 
