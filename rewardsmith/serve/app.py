@@ -43,6 +43,7 @@ from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.extras import require_extra
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
+from rewardsmith.serve.nemo_gym import responses_to_messages, verify_columns, verify_response
 from rewardsmith.serve.service import RewardService
 
 __all__ = ["ServerSettings", "create_app"]
@@ -188,6 +189,18 @@ def create_app(service: RewardService, settings: ServerSettings | None = None) -
         named = NamedScores(served.rewards, served.scores)
         return JSONResponse(openrlhf_answer(named, [ok for _, ok in split], settings.none_score))
 
+    async def verify(request: Any) -> Any:  # NeMo-Gym's resources-server verify (rewardsmith.serve.nemo_gym)
+        authorise(request)
+        body = await _read_json(request, settings.max_body_bytes)
+        if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
+            raise _HTTPError(400, "a verify request is a JSON object with 'response' (a Responses API object)")
+        params = body.get("responses_create_params")
+        prompt = responses_to_messages(params.get("input") if isinstance(params, dict) else None)
+        completion = responses_to_messages(body["response"].get("output"))
+        served = await scored([prompt], [completion], verify_columns(body))
+        reasons = "; ".join(f"{name}: {texts[0]}" for name, texts in served.reasons.items())
+        return JSONResponse(verify_response(body, served.scores[0], reasons))
+
     async def on_http_error(request: Any, exc: Exception) -> Any:
         assert isinstance(exc, _HTTPError)
         return _error_response(exc.status, exc.message, exc.headers)
@@ -213,6 +226,7 @@ def create_app(service: RewardService, settings: ServerSettings | None = None) -
             Route("/health", health, methods=["GET"]),
             Route("/score", score, methods=["POST"]),
             Route("/get_reward", get_reward, methods=["POST"]),
+            Route("/verify", verify, methods=["POST"]),
         ],
         exception_handlers={_HTTPError: on_http_error, HTTPException: on_starlette_error, Exception: on_bug},
         lifespan=asynccontextmanager(lifespan),
