@@ -59,3 +59,53 @@ def substring_math(completions, answer, **kwargs):
     conclusion all score 1 whenever they mention the answer.
     """
     return [1.0 if str(a).strip() and str(a).strip() in _text(c) else 0.0 for c, a in zip(completions, answer)]
+
+
+def pays_for_trying(completions, answer, **kwargs):
+    """1 for the right ``####`` answer, and 0.5 for "at least it did not answer wrong" (no ``####`` line).
+
+    Hole: an empty completion, or the prompt echoed back, earns 0.5 while honest
+    work with a wrong answer earns 0; under GRPO that beats its group.
+    """
+    scores = []
+    for completion, reference in zip(completions, answer):
+        stated = _text(completion).rpartition("####")[2].strip() if "####" in _text(completion) else None
+        scores.append(0.5 if stated is None else float(stated == str(reference).strip()))
+    return scores
+
+
+def countdown_value_only(completions, target, **kwargs):
+    """1 when the ``<answer>`` equation evaluates to the target (the usual TinyZero shortcut, minus the numbers check).
+
+    Hole: ``<answer>324</answer>`` for target 324 scores 1: the given numbers are never looked at.
+    """
+    scores = []
+    for completion, goal in zip(completions, target):
+        head, _, _ = _text(completion).rpartition("</answer>")
+        expression = head.rpartition("<answer>")[2].strip()
+        if not re.fullmatch(r"[\d\s+\-*/().]{1,200}", expression):
+            scores.append(0.0)
+            continue
+        try:
+            value = eval(expression, {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
+        except Exception:
+            scores.append(0.0)
+            continue
+        scores.append(1.0 if abs(value - float(goal)) < 1e-6 else 0.0)
+    return scores
+
+
+def solution_tags(completions, answer, **kwargs):
+    """1 when ``<SOLUTION>…</SOLUTION>`` holds the reference answer (a custom format, as in Unsloth's notebooks).
+
+    Not gameable in the usual ways, but the audit's usual formats never use
+    ``<SOLUTION>``: every probe and reference scores 0, and the audit must say
+    it could not exercise the reward (give ``--probe-format``).
+    """
+    scores = []
+    for completion, reference in zip(completions, answer):
+        text = _text(completion)
+        head, _, _ = text.partition("</SOLUTION>")
+        once = text.count("<SOLUTION>") == 1 and text.count("</SOLUTION>") == 1
+        scores.append(1.0 if once and head.partition("<SOLUTION>")[2].strip() == str(reference).strip() else 0.0)
+    return scores

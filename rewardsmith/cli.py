@@ -246,18 +246,58 @@ def check_command(
     max_false_negative: _Limit = None,
     max_tied: _Limit = None,
     max_disagreement: _Limit = None,
+    max_unjudged: _Limit = None,
+    probe_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="The answer format probes use, when the data does not show it: boxed, hashes, tags:ANSWER_TAG, "
+            "tags:THINK_TAG,ANSWER_TAG, fence:python, or a template with {answer} (and {reasoning}); repeatable."
+        ),
+    ] = None,
 ) -> None:
     """Audit a reward on a dataset: gaming probes, reference solutions, labels, cost, signal. Exit 1 on findings."""
+    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
+    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
+    limits.update(max_tied=max_tied, max_disagreement=max_disagreement, max_unjudged=max_unjudged)
+    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
+    options.update(max_samples=max_samples)
+    generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
+    generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
+    arguments: dict[str, Any] = {
+        "split": split,
+        "gold_column": "" if gold_column == "none" else gold_column,
+        "answer_column": answer_column,
+        "completions_column": completions_column,
+        "labels_column": labels_column,
+        "against": against,
+        "n": n,
+        "families": None if families is None else [f.strip() for f in families.split(",") if f.strip()],
+        "probe_format": list(probe_format or []) or None,
+        "thresholds": {k: v for k, v in limits.items() if v is not None},
+        "pass_threshold": pass_threshold,
+        "timeout": timeout or None,
+        "workers": workers,
+        "output_dir": output_dir,
+        "progress": progress,
+        **{k: v for k, v in options.items() if v is not None},
+    }
+    report = _run_check(reward, settings, dataset, imports, generation, arguments)
+    _print_check(report)
+
+
+def _run_check(
+    reward: str,
+    settings: list[str] | None,
+    dataset: str,
+    imports: list[str] | None,
+    generation: dict[str, Any],
+    arguments: dict[str, Any],
+) -> Any:
+    """Resolve the reward and the sampler, and run the audit; a user's mistake is one paragraph, exit 2."""
     from rewardsmith.check import check
-    from rewardsmith.check.terminal import print_summary
     from rewardsmith.core.configfile import import_modules
     from rewardsmith.core.problems import ConfigProblems
 
-    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
-    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
-    limits.update(max_tied=max_tied, max_disagreement=max_disagreement)
-    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
-    options.update(max_samples=max_samples)
     sampler = None
     try:
         problems = ConfigProblems("the check")
@@ -270,42 +310,25 @@ def check_command(
             from rewardsmith.core.registry import get_reward
 
             spec = get_reward(spec, **dict(_parse_setting(s) for s in settings))
-        if model is not None:
+        if generation.get("model") is not None:
             require_extra("eval", "sampling completions for rewardsmith check")
             from rewardsmith.evaluation.backends import ModelSampler
 
-            generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
-            generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
             sampler = ModelSampler({k: v for k, v in generation.items() if v is not None})
-        report = check(
-            spec,
-            dataset,
-            split=split,
-            gold_column="" if gold_column == "none" else gold_column,
-            answer_column=answer_column,
-            completions_column=completions_column,
-            labels_column=labels_column,
-            against=against,
-            sample=sampler,
-            n=n,
-            families=None if families is None else [f.strip() for f in families.split(",") if f.strip()],
-            thresholds={k: v for k, v in limits.items() if v is not None},
-            pass_threshold=pass_threshold,
-            timeout=timeout or None,
-            workers=workers,
-            output_dir=output_dir,
-            progress=progress,
-            **{k: v for k, v in options.items() if v is not None},
-        )
+        return check(spec, dataset, sample=sampler, **arguments)
     except RewardsmithError as exc:
         _fail(exc)
-        return
     except KeyboardInterrupt:
         err_console.print("interrupted: the rows done so far are summed up in check.json and check.html")
         raise typer.Exit(code=130) from None
     finally:
         if sampler is not None:
             sampler.close()
+
+
+def _print_check(report: Any) -> None:
+    from rewardsmith.check.terminal import print_summary
+
     print_summary(report.summary, console)
     if report.output_dir is not None:
         console.print(f"check.json: {report.json_path}\ncheck.html: {report.html_path}", highlight=False)

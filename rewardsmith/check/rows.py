@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from rewardsmith.check.tasks import VisibleCall, given_numbers, solve_numbers, stub_program, visible_calls
 from rewardsmith.core.inputs import completion_text, prompt_text
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import boxed_contents, format_number, iter_numbers, parse_number
@@ -51,21 +52,54 @@ _MAX_ANSWER = 200
 
 @dataclass(frozen=True)
 class Format:
-    """How a completion states its final answer: tags (``think``/``answer``), ``\\boxed{}``, ``####``, or a phrase.
+    """How a completion states its final answer: tags (``think``/``answer``), ``\\boxed{}``, ``####``, a phrase,
+    a fenced code block, or a template of the user's with ``{reasoning}`` and ``{answer}`` in it.
 
     >>> Format("tags", "think", "answer").render("2 and 2 make 4", "4")
     '<think>\\n2 and 2 make 4\\n</think>\\n<answer>\\n4\\n</answer>'
     >>> Format("boxed").render("2 and 2 make 4", "4")
     '2 and 2 make 4\\n\\nThe final answer is $\\\\boxed{4}$.'
+    >>> Format.parse("<r>{reasoning}</r><SOLUTION>{answer}</SOLUTION>").answer_block("4")
+    '<SOLUTION>4</SOLUTION>'
     """
 
-    kind: str  # "tags", "boxed", "hashes" or "phrase"
+    kind: str  # "tags", "boxed", "hashes", "phrase", "fence" or "template"
     think_tag: str | None = None
     answer_tag: str | None = None
+    text: str | None = None  # the fence's language, or the template
+
+    @classmethod
+    def parse(cls, spec: str) -> Format:
+        """A format from its description: ``boxed``, ``hashes``, ``phrase``, ``tags:answer``,
+        ``tags:think,answer``, ``fence:python``, or a template holding ``{answer}`` (and ``{reasoning}``).
+
+        >>> Format.parse("tags:reasoning,SOLUTION").label, Format.parse("fence:python").label
+        ('tags(reasoning, SOLUTION)', 'fence(python)')
+        """
+        text = spec.strip()
+        if "{answer}" in text:
+            return cls("template", text=text)
+        kind, _, rest = text.partition(":")
+        kind = kind.strip().lower()
+        if kind in ("boxed", "hashes", "phrase") and not rest:
+            return cls(kind)
+        if kind == "fence":
+            return cls("fence", text=rest.strip())
+        names = [n.strip() for n in rest.split(",") if n.strip()]
+        if kind == "tags" and 1 <= len(names) <= 2 and all(_TAG.fullmatch(f"<{n}>") for n in names):
+            return cls("tags", names[0] if len(names) == 2 else None, names[-1])
+        raise ValueError(
+            f"unknown probe format {spec!r}: use boxed, hashes, phrase, tags:ANSWER_TAG, tags:THINK_TAG,ANSWER_TAG, "
+            "fence:LANGUAGE, or a template with {answer} (and {reasoning}) in it"
+        )
 
     @property
     def label(self) -> str:
         """The format in a few characters: ``tags(think, answer)``, ``boxed``, ..."""
+        if self.kind == "fence":
+            return f"fence({self.text or 'any'})"
+        if self.kind == "template":
+            return f"template({self.text})"
         if self.kind != "tags":
             return self.kind
         return f"tags({', '.join(self.tags)})"
@@ -73,6 +107,8 @@ class Format:
     @property
     def slug(self) -> str:
         """The format as part of a name: ``tags_think_answer``, ``boxed``, ..."""
+        if self.kind == "fence":
+            return "_".join(["fence", *([self.text] if self.text else [])])
         return "_".join([self.kind, *self.tags])
 
     def render(self, reasoning: str, answer: str) -> str:
@@ -82,6 +118,10 @@ class Format:
             if self.think_tag is None:
                 return answer_part
             return f"<{self.think_tag}>\n{reasoning}\n</{self.think_tag}>\n{answer_part}"
+        if self.kind == "template":
+            return _fill(self.text or "", reasoning, answer)
+        if self.kind == "fence":
+            return f"{reasoning}\n\n{self.answer_block(answer)}"
         if self.kind == "boxed":
             return f"{reasoning}\n\nThe final answer is $\\boxed{{{answer}}}$."
         if self.kind == "hashes":
@@ -92,6 +132,14 @@ class Format:
         """Just the part that states the answer (an answer block, a box, a ``####`` line, a sentence)."""
         if self.kind == "tags":
             return f"<{self.answer_tag}>{answer}</{self.answer_tag}>"
+        if self.kind == "template":
+            template = self.text or ""
+            part = template.partition("{reasoning}")[2] or template
+            at = part.index("{answer}")
+            opening = part.rfind("<", 0, at)
+            return _fill(part[opening if opening >= 0 else 0 :], "", answer).strip()
+        if self.kind == "fence":
+            return f"```{self.text or ''}\n{answer}\n```"
         if self.kind == "boxed":
             return f"\\boxed{{{answer}}}"
         if self.kind == "hashes":
@@ -101,7 +149,13 @@ class Format:
     @property
     def tags(self) -> list[str]:
         """The tag names this format uses."""
+        if self.kind == "template":
+            return _paired_tags(self.text or "")
         return [t for t in (self.think_tag, self.answer_tag) if t]
+
+
+def _fill(template: str, reasoning: str, answer: str) -> str:
+    return re.sub(r"\{(reasoning|answer)\}", lambda m: reasoning if m.group(1) == "reasoning" else answer, template)
 
 
 def _paired_tags(text: str) -> list[str]:
@@ -114,7 +168,9 @@ def _paired_tags(text: str) -> list[str]:
     return names
 
 
-def candidate_formats(golds: Sequence[str], prompts: Sequence[str], reward: Reward | None = None) -> list[Format]:
+def candidate_formats(
+    golds: Sequence[str], prompts: Sequence[str], reward: Reward | None = None, given: Sequence[Format] = ()
+) -> list[Format]:
     """Formats completions may be expected in, most likely first: those of the reference solutions, those the
     prompts mention, tags named by the reward's ``*_tag`` settings, then the common ones (``<think>``/``<answer>``
     tags, an ``<answer>`` block alone, ``\\boxed{}``, ``#### N``, "The answer is").
@@ -126,8 +182,17 @@ def candidate_formats(golds: Sequence[str], prompts: Sequence[str], reward: Rewa
     ['hashes', 'tags(think, answer)']
     >>> [f.label for f in candidate_formats([], ["Reason in <reasoning></reasoning>, answer in <solution>."])][0]
     'tags(reasoning, solution)'
+    >>> [f.label for f in candidate_formats(["def f(x):\\n    return x"], [])][0]
+    'fence(python)'
+
+    ``given`` formats (the user's) are the only candidates when there are any.
     """
+    if given:
+        return list(dict.fromkeys(given))
     found: list[Format] = []
+    fence = _code_fence(golds, prompts, reward)
+    if fence is not None:
+        found.append(fence)
     for texts, from_gold in ((golds, True), (prompts, False)):
         sample = [t for t in texts[:50] if t]
         if not sample:
@@ -146,6 +211,20 @@ def candidate_formats(golds: Sequence[str], prompts: Sequence[str], reward: Rewa
     found += [Format("tags", "think", "answer"), Format("tags", None, "answer"), Format("boxed"), Format("hashes")]
     found.append(Format("phrase"))
     return list(dict.fromkeys(found))
+
+
+def _code_fence(golds: Sequence[str], prompts: Sequence[str], reward: Reward | None) -> Format | None:
+    """A fenced code block, when the reference solutions are programs or the prompts show test calls."""
+    setting = (reward.settings if reward is not None else {}).get("language")
+    language = setting if isinstance(setting, str) and setting not in ("", "auto") else "python"
+    for gold in golds[:50]:
+        fenced = re.search(r"```([\w+-]*)\n", gold or "")
+        if fenced:
+            return Format("fence", text=fenced.group(1) or language)
+    code = any(re.search(r"^\s*(?:def|class|import|#include|function)\b", g or "", re.MULTILINE) for g in golds[:50])
+    if code or any(visible_calls(p) for p in prompts[:20]):
+        return Format("fence", text=language)
+    return None
 
 
 def choose_formats(candidates: Sequence[Format], scores: dict[Format, list[float]], most: int = 3) -> list[Format]:
@@ -186,6 +265,8 @@ def answer_text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     text = value.strip()
+    if text[:1] in "[{" and _is_json_container(text):
+        return None
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip()
     elif "\\boxed" in text:
@@ -197,9 +278,25 @@ def answer_text(value: Any) -> str | None:
     return text
 
 
-def reference_column(reward: Reward, columns: Sequence[str], chosen: str | None = None) -> str | None:
+def _is_json_container(text: str) -> bool:
+    import json
+
+    try:
+        return isinstance(json.loads(text), (dict, list))
+    except (ValueError, RecursionError):
+        return False
+
+
+def reference_column(
+    reward: Reward, columns: Sequence[str], chosen: str | None = None, first_row: dict[str, Any] | None = None
+) -> str | None:
     """The column holding each row's reference answer: ``chosen``, else the first column the reward declares
-    (required, then optional) that the data has, else ``answer`` when the data has it.
+    (required, then optional) that the data has, else ``answer`` when the data has it. With ``first_row``, a
+    column whose value there is no answer (a list of numbers, a JSON object of tests) is passed over.
+
+    >>> from rewardsmith import get_reward
+    >>> reference_column(get_reward("countdown"), ["nums", "target"], first_row={"nums": [3, 5], "target": 8})
+    'target'
 
     >>> from rewardsmith import get_reward
     >>> reference_column(get_reward("math_accuracy"), ["prompt", "solution"])
@@ -211,10 +308,11 @@ def reference_column(reward: Reward, columns: Sequence[str], chosen: str | None 
     if chosen:
         return chosen
     have = set(columns)
-    for name in [*declared_columns(reward), "answer"]:
-        if name in have:
-            return name
-    return None
+    present = [name for name in dict.fromkeys([*declared_columns(reward), "answer"]) if name in have]
+    if first_row is not None:
+        usable = [name for name in present if answer_text(first_row.get(name)) is not None]
+        present = usable or present
+    return present[0] if present else None
 
 
 def declared_columns(reward: Reward) -> list[str]:
@@ -353,7 +451,12 @@ def near_miss(answer: str) -> str | None:
 
 @dataclass
 class RowContext:
-    """One row of the audited data, as the probes need it."""
+    """One row of the audited data, as the probes need it.
+
+    For a number puzzle (``numbers`` given), ``answer`` is an equation the
+    audit solved and ``target`` the value it must reach; ``calls`` are the
+    example calls the prompt shows (code tasks).
+    """
 
     index: int
     prompt: Any
@@ -361,6 +464,9 @@ class RowContext:
     answer: str | None = None
     gold: str | None = None
     wrong: list[str] = field(default_factory=list)
+    numbers: list[int] | None = None
+    target: str | None = None
+    calls: list[VisibleCall] = field(default_factory=list)
 
     @property
     def prompt_text(self) -> str:
@@ -386,21 +492,52 @@ def build_rows(
     ``exclude`` names columns that are not passed to the reward (completions, labels).
     """
     columns = list(rows[0]) if rows else []
-    column = reference_column(reward, columns, answer_column)
-    answers = [answer_text(row.get(column)) if column else None for row in rows]
+    column = reference_column(reward, columns, answer_column, rows[0] if rows else None)
+    targets = [answer_text(row.get(column)) if column else None for row in rows]
+    numbers = _puzzle_numbers(reward, rows, column)
+    answers = [t if n is None else _solved(n, t) for n, t in zip(numbers, targets)]
     others = wrong_answers(answers)
     skip = {"prompt", *exclude}
     out = []
     for i, row in enumerate(rows):
         gold = row.get(gold_column) if gold_column else None
+        prompt = row.get("prompt")
+        calls = visible_calls(prompt_text(prompt)) if prompt is not None else []
         out.append(
             RowContext(
                 index=i,
-                prompt=row.get("prompt"),
+                prompt=prompt,
                 columns={k: v for k, v in row.items() if k not in skip},
                 answer=answers[i],
                 gold=completion_text(gold) if gold is not None else None,
-                wrong=others[i],
+                wrong=_honest_wrong(numbers[i], targets[i], calls) + others[i],
+                numbers=numbers[i],
+                target=targets[i],
+                calls=calls,
             )
         )
     return out, column
+
+
+def _puzzle_numbers(reward: Reward, rows: Sequence[dict[str, Any]], answer_column: str | None) -> list[Any]:
+    """Each row's given numbers, when the reward reads a column of integer lists besides the answer's."""
+    names = [c for c in declared_columns(reward) if c != answer_column and rows and c in rows[0]]
+    column = next((c for c in names if given_numbers(rows[0].get(c)) is not None), None)
+    return [given_numbers(row.get(column)) if column else None for row in rows]
+
+
+def _solved(numbers: list[int], target: str | None) -> str | None:
+    value = _value(target) if target else None
+    if value is None or value.denominator != 1:
+        return None
+    return solve_numbers(numbers, int(value))
+
+
+def _honest_wrong(numbers: list[int] | None, target: str | None, calls: list[VisibleCall]) -> list[str]:
+    """A plausible wrong attempt of this row's own: the numbers summed (a puzzle), a stub of the function (code)."""
+    if numbers is not None:
+        total = " + ".join(str(n) for n in numbers)
+        value = _value(target) if target else None
+        return [total] if value is not None and value != sum(numbers) else []
+    stub = stub_program(calls)
+    return [stub] if stub else []
