@@ -520,8 +520,10 @@ def build_rows(
 
 
 def _puzzle_numbers(reward: Reward, rows: Sequence[dict[str, Any]], answer_column: str | None) -> list[Any]:
-    """Each row's given numbers, when the reward reads a column of integer lists besides the answer's."""
-    names = [c for c in declared_columns(reward) if c != answer_column and rows and c in rows[0]]
+    """Each row's given numbers, when the data has a column of integer lists besides the answer's (the reward's
+    own columns first: a reward that ignores the numbers is exactly what must be caught)."""
+    order = [*declared_columns(reward), *(rows[0] if rows else ())]
+    names = [c for c in dict.fromkeys(order) if c not in (answer_column, "prompt") and rows and c in rows[0]]
     column = next((c for c in names if given_numbers(rows[0].get(c)) is not None), None)
     return [given_numbers(row.get(column)) if column else None for row in rows]
 
