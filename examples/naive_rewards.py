@@ -87,7 +87,7 @@ def countdown_value_only(completions, target, **kwargs):
             scores.append(0.0)
             continue
         try:
-            value = eval(expression, {"__builtins__": {}}, {})  # noqa: S307 - digits and operators only
+            value = eval(expression, {"__builtins__": {}}, {})
         except Exception:
             scores.append(0.0)
             continue

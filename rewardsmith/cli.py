@@ -390,6 +390,11 @@ def serve(
     label_column: Annotated[str, typer.Option(help="The column OpenRLHF's labels fill (/get_reward).")] = "answer",
     none_score: Annotated[float, typer.Option(help="What /get_reward sends when no reward applies.")] = 0.0,
     graceful_timeout: Annotated[float, typer.Option(help="Seconds to finish batches in flight on shutdown.")] = 60.0,
+    max_samples: Annotated[int, typer.Option(help="Most samples in one request (413 above).")] = 8192,
+    max_pending_mb: Annotated[float, typer.Option(help="Request bytes held at once, in MiB (503 above).")] = 256.0,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a request body may take to arrive (408).")] = 60.0,
+    header_timeout: Annotated[float, typer.Option(help="Seconds request headers may take to arrive.")] = 10.0,
+    max_connections: Annotated[int, typer.Option(help="Open connections at most (503 above).")] = 256,
 ) -> None:
     """Serve rewards over HTTP: a batch API (/score), /health, and OpenRLHF's remote reward protocol (/get_reward)."""
     import os
@@ -403,8 +408,12 @@ def serve(
             token = os.environ.get(token_env)
             if not token:
                 raise RewardConfigError(f"--token-env {token_env}: that environment variable is not set or empty")
-        if max_concurrency < 1 or max_queue < 0 or max_body_mb <= 0:
-            raise RewardConfigError("--max-concurrency must be >= 1, --max-queue >= 0 and --max-body-mb > 0")
+        limits = (max_concurrency, max_samples, max_connections, max_body_mb, max_pending_mb, body_timeout)
+        if min(limits) <= 0 or header_timeout <= 0 or max_queue < 0:
+            raise RewardConfigError(
+                "--max-concurrency, --max-samples, --max-connections, --max-body-mb, --max-pending-mb, "
+                "--body-timeout and --header-timeout must be > 0, and --max-queue >= 0"
+            )
         service = RewardService.from_spec(rewards)
         settings = ServerSettings(
             max_concurrency=max_concurrency,
@@ -413,6 +422,11 @@ def serve(
             token=token,
             label_column=label_column,
             none_score=none_score,
+            max_samples=max_samples,
+            max_pending_bytes=int(max_pending_mb * 1024 * 1024),
+            body_timeout=body_timeout,
+            header_timeout=header_timeout,
+            max_connections=max_connections,
         )
     except RewardsmithError as exc:
         _fail(exc)
