@@ -236,8 +236,11 @@ def test_ctrl_c_keeps_what_was_done(tmp_path):
     out = tmp_path / "out"
     command = [sys.executable, "-m", "rewardsmith.cli", "check", f"{REWARDS}:slow_exact", "--dataset", str(data),
                "--families", "empty", "--timeout", "0", "--output-dir", str(out)]  # fmt: skip
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(8)  # start-up, then some rows at 0.1 s per sample
+    calls = tmp_path / "calls.log"
+    env = {**os.environ, "SLOW_EXACT_LOG": str(calls)}
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    while proc.poll() is None and (not calls.exists() or len(calls.read_text()) < 2 * 80):
+        time.sleep(0.2)  # until ~80 samples are scored: the format trials and a few rows (counted, not timed)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stdout + stderr
