@@ -173,6 +173,7 @@ def eval_command(
     overrides["generation"] = {k: v for k, v in generation.items() if v is not None}
     overrides = {k: v for k, v in overrides.items() if v not in (None, {})}
     try:
+        _check_eval_options(completions_column, generation, batch_size)
         report = evaluate_config(config, overrides, on_warning=_warn)
     except RewardsmithError as exc:
         _fail(exc)
@@ -181,6 +182,24 @@ def eval_command(
         err_console.print("interrupted: the rows done so far are kept; run the same command again to continue")
         raise typer.Exit(code=130) from None
     _print_eval_summary(report)
+
+
+def _check_eval_options(completions_column: str | None, generation: dict[str, Any], batch_size: int | None) -> None:
+    """Options of ``rewardsmith eval`` that contradict each other or make no sense: one paragraph, exit 2."""
+    from rewardsmith.evaluation.validate import MAX_BATCH_SIZE
+
+    problems = []
+    flags = [f"--{k.replace('_', '-')}" for k, v in generation.items() if v is not None]
+    if completions_column is not None and flags:
+        problems.append(
+            f"--completions-column scores completions the data already has, while {', '.join(flags)} "
+            f"{'is a setting' if len(flags) == 1 else 'are settings'} for generating them with --model: drop "
+            f"{'it' if len(flags) == 1 else 'them'}, or drop --completions-column and give --model"
+        )
+    if batch_size is not None and not 1 <= batch_size <= MAX_BATCH_SIZE:
+        problems.append(f"--batch-size must be from 1 to {MAX_BATCH_SIZE:,} prompts, got {batch_size:,}")
+    if problems:
+        raise RewardConfigError("; and ".join(problems) + ".")
 
 
 def _print_eval_summary(report: Any) -> None:
