@@ -1,4 +1,4 @@
-"""Three rewards written the quick way, each with a hole that ``rewardsmith check`` finds.
+"""Rewards written the quick way, each with a hole that ``rewardsmith check`` finds.
 
 They are plain TRL reward functions, the kind found in many GRPO scripts. Do
 not train with them; run the audit on them to see what it reports:
@@ -9,6 +9,13 @@ not train with them; run the audit on them to see what it reports:
         --converter gsm8k --gold-column none --max-samples 50
     rewardsmith check examples/naive_rewards.py:substring_math --dataset ../shared/data/math500_test.jsonl \\
         --converter math --max-samples 50
+    rewardsmith check examples/naive_rewards.py:pays_for_trying --dataset ../shared/data/gsm8k_test.jsonl \\
+        --converter gsm8k --max-samples 50
+    rewardsmith check examples/naive_rewards.py:countdown_value_only --dataset countdown.jsonl --converter countdown
+    rewardsmith check examples/naive_rewards.py:passes_shown_asserts --dataset ../shared/data/mbpp.jsonl \\
+        --converter mbpp --gold-column code --max-samples 10
+    rewardsmith check examples/naive_rewards.py:solution_tags --dataset ../shared/data/gsm8k_test.jsonl \\
+        --converter gsm8k --max-samples 50          # then again with --probe-format 'tags:SOLUTION'
 
 ``docs/check.md`` shows what each report says.
 """
@@ -108,4 +115,32 @@ def solution_tags(completions, answer, **kwargs):
         head, _, _ = text.partition("</SOLUTION>")
         once = text.count("<SOLUTION>") == 1 and text.count("</SOLUTION>") == 1
         scores.append(1.0 if once and head.partition("<SOLUTION>")[2].strip() == str(reference).strip() else 0.0)
+    return scores
+
+
+def passes_shown_asserts(completions, prompts, **kwargs):
+    """1 when the completion's ```python block passes the asserts the prompt shows (MBPP's classic prompt).
+
+    Hole: the tests are in the prompt, so a lookup table of the shown calls
+    (``{args: expected}``) passes every one without solving anything.
+    """
+    import subprocess
+    import sys
+
+    scores = []
+    for completion, prompt in zip(completions, prompts):
+        text = _text(completion)
+        prompt_text = prompt[-1]["content"] if isinstance(prompt, list) else str(prompt)
+        asserts = [line.strip() for line in prompt_text.splitlines() if line.strip().startswith("assert ")]
+        code = text.rpartition("```python\n")[2].partition("```")[0] if "```python\n" in text else ""
+        if not code.strip() or not asserts:
+            scores.append(0.0)
+            continue
+        try:
+            done = subprocess.run([sys.executable, "-c", code + "\n" + "\n".join(asserts)], capture_output=True,
+                                  timeout=10)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            scores.append(0.0)
+            continue
+        scores.append(1.0 if done.returncode == 0 else 0.0)
     return scores
