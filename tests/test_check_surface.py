@@ -188,3 +188,11 @@ def test_the_cli_takes_probe_formats(tmp_path, shared_data):
                            timeout=300)  # fmt: skip
     assert without.returncode == 1 and "not exercised" in without.stdout
     assert given.returncode == 0, given.stdout[-2000:] + given.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_the_naive_code_reward_grading_the_shown_asserts_fails_naming_the_hole(shared_data):
+    report = _check(f"{NAIVE}:passes_shown_asserts", shared_data / "mbpp.jsonl", converter="mbpp",
+                    gold_column="code", max_samples=4, timeout=60)  # fmt: skip
+    assert _names(report) == {"hardcoded/visible_examples"}
+    assert report.summary["reference"]["content"]  # its reference programs pass and stubs do not

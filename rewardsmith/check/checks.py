@@ -114,16 +114,17 @@ def sensitivity(reward: Reward, records: list[Record], refs: dict[int, float], f
 
     Format: nonsense in the expected format scores noticeably above the same
     nonsense without it. Content: the reward reads a column (its declared
-    inputs), or the reference answer in the format scores noticeably above a
-    wrong answer in the same format.
+    inputs), or the reference answer in the format (or the reference solution)
+    scores noticeably above a wrong attempt in the same format.
     """
     fmt = _mean_gap(_by_row(records, CALIBRATION, "format_nonsense"), _by_row(records, CALIBRATION, "plain_nonsense"),
                     refs, floor)  # fmt: skip
     right: dict[int, float | None] = {}
     for r in records:
-        if r.family == CALIBRATION and r.variant.startswith("right_") and r.score is not None:
+        if _known(r) and r.score is not None:
             right[r.row] = max(r.score, right.get(r.row) or r.score)
-    content = _mean_gap(right, _by_row(records, "format_only", "wrong_answer"), refs, floor)
+    wrong = {**_by_row(records, "format_only", "wrong_answer"), **_by_row(records, CALIBRATION, "wrong_attempt")}
+    content = _mean_gap(right, wrong, refs, floor)
     columns = declared_columns(reward)
     return {
         "format": fmt > NOTICEABLE,
