@@ -93,13 +93,8 @@ class Format:
             return f"<{self.think_tag}>\n{reasoning}\n</{self.think_tag}>\n{answer_part}"
         if self.kind == "template":
             return _fill(self.text or "", reasoning, answer)
-        if self.kind == "fence":
-            return f"{reasoning}\n\n{self.answer_block(answer)}"
-        if self.kind == "boxed":
-            return f"{reasoning}\n\nThe final answer is $\\boxed{{{answer}}}$."
-        if self.kind == "hashes":
-            return f"{reasoning}\n#### {answer}"
-        return f"{reasoning}\nThe answer is {answer}."
+        lead, tail = _AROUND.get(self.kind, ("\n", ""))
+        return f"{reasoning}{lead}{self.answer_block(answer)}{tail}"
 
     def answer_block(self, answer: str) -> str:
         """Just the part that states the answer (an answer block, a box, a ``####`` line, a sentence)."""
@@ -125,6 +120,10 @@ class Format:
         if self.kind == "template":
             return _paired_tags(self.text or "")
         return [t for t in (self.think_tag, self.answer_tag) if t]
+
+
+#: What goes between the reasoning and the answer block, and after it, in each plain format.
+_AROUND = {"fence": ("\n\n", ""), "boxed": ("\n\nThe final answer is $", "$."), "hashes": ("\n", "")}
 
 
 def _fill(template: str, reasoning: str, answer: str) -> str:
