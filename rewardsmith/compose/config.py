@@ -90,66 +90,94 @@ def _guard(path: str, build: Callable[[], Any]) -> Any:
 
 
 def _entry(path: str, entry: Any, *, in_list: bool, top: bool = False) -> tuple[list[Reward], float]:
-    """One entry as rewards (several only for a split route, at the top level) and its weight."""
+    """One entry as rewards (several only for a split route, at the top level) and its weight.
+
+    One pass: the entry's kind is read, its keys checked, the kind's builder makes the reward (building
+    nested entries the same way), and ``as`` renames the result.
+    """
     if isinstance(entry, str):
         return [_guard(path, lambda: get_reward(entry))], 1.0
     if isinstance(entry, Reward):  # already built in Python: accepted as it is
         return [entry], 1.0
     entry = _mapping(path, entry, "an entry")
     kind = _kind(path, entry)
+    _check_entry_keys(path, entry, kind, in_list=in_list, top=top)
+    weight = _guard(path, lambda: as_weight(entry.get("weight", 1.0), "weight"))
+    made = _BUILDERS[kind](path, entry)
+    if isinstance(made, list):  # a split route: each task reward keeps its own name
+        return made, weight
+    if "as" in entry:
+        label = entry["as"]
+        made = _guard(path, lambda: made.named(label))
+    return [made], weight
+
+
+def _check_entry_keys(path: str, entry: Mapping[str, Any], kind: str, *, in_list: bool, top: bool) -> None:
     options = [k for k in _KINDS[kind] if top or k != "split"]
     allowed = (kind, *options, *(_COMMON if in_list else ("as",)))
     where = "" if in_list else " here (weight goes in a list)"
     if kind == "route" and not top and "split" in entry:
         where = " here (split: true makes several rewards, so it goes in the top-level list only)"
     _check_keys(path, entry, allowed, f"a {kind!r} entry{where}")
-    weight = _guard(path, lambda: as_weight(entry.get("weight", 1.0), "weight"))
-    body = entry[kind]
-    sub = f"{path}.{kind}"
-    if kind == "name":
-        if not isinstance(body, str):
-            raise _fail(sub, f"name takes a reward name or path, got {body!r}")
-        kwargs = _mapping(f"{path}.kwargs", entry.get("kwargs", {}), "kwargs")
-        made = _guard(path, lambda: get_reward(body, **kwargs))
-    elif kind == "gate":
-        condition, reward, options = _pair(sub, body, "gate", _GATE_KEYS)
-        made = _guard(sub, lambda: gate(condition, reward, **options))
-    elif kind == "route":
-        body = _mapping(sub, body, "route")
-        by = body.get("by", "task")
-        tasks = {task: _one(f"{sub}.{task}", value) for task, value in body.items() if task != "by"}
-        if not tasks:
-            raise _fail(sub, "route needs at least one task, like {by: task, math: math_accuracy, code: code_syntax}")
-        made = _guard(sub, lambda: route(tasks, by=by))
-        split = entry.get("split", False)
-        if not isinstance(split, bool):
-            raise _fail(path, f"split must be true or false, got {split!r}")
-        if split:
-            if "as" in entry:
-                raise _fail(path, "a split route keeps each task reward's own name; remove `as` or `split`")
-            return made.split(), weight
-    elif kind == "combine":
-        if isinstance(body, (str, Mapping)) or not isinstance(body, Sequence):
-            raise _fail(sub, f"combine takes a list of entries, got {body!r}")
-        parts = [_entry(f"{sub}[{i}]", item, in_list=True) for i, item in enumerate(body)]
-        members = [p[0][0] for p in parts]
-        weights = [p[1] for p in parts]
-        missing = entry.get("missing", "renormalize")
-        if missing not in MISSING_CHOICES:
-            raise _fail(path, f"missing must be one of {', '.join(MISSING_CHOICES)}, got {missing!r}")
-        made = _guard(
-            path,
-            lambda: combine(
-                members, weights, entry.get("normalize"), missing=missing, group_size=entry.get("group_size")
-            ),
-        )
-    else:  # format_and_content
-        fmt, content, options = _pair(sub, body, "format_and_content", _FORMAT_KEYS)
-        made = _guard(sub, lambda: format_and_content(fmt, content, **options))
+
+
+def _named_entry(path: str, entry: Mapping[str, Any]) -> Reward:
+    """A ``{name, kwargs}`` entry: the registry reads it (the one reader of named entries), ``as`` is applied later."""
+    return _guard(path, lambda: get_reward({key: entry[key] for key in ("name", "kwargs") if key in entry}))
+
+
+def _gate_entry(path: str, entry: Mapping[str, Any]) -> Reward:
+    sub = f"{path}.gate"
+    condition, reward, options = _pair(sub, entry["gate"], "gate", _GATE_KEYS)
+    return _guard(sub, lambda: gate(condition, reward, **options))
+
+
+def _route_entry(path: str, entry: Mapping[str, Any]) -> Reward | list[Reward]:
+    sub = f"{path}.route"
+    body = _mapping(sub, entry["route"], "route")
+    by = body.get("by", "task")
+    tasks = {task: _one(f"{sub}.{task}", value) for task, value in body.items() if task != "by"}
+    if not tasks:
+        raise _fail(sub, "route needs at least one task, like {by: task, math: math_accuracy, code: code_syntax}")
+    made = _guard(sub, lambda: route(tasks, by=by))
+    split = entry.get("split", False)
+    if not isinstance(split, bool):
+        raise _fail(path, f"split must be true or false, got {split!r}")
+    if not split:
+        return made
     if "as" in entry:
-        label = entry["as"]
-        made = _guard(path, lambda: made.named(label))
-    return [made], weight
+        raise _fail(path, "a split route keeps each task reward's own name; remove `as` or `split`")
+    return made.split()
+
+
+def _combine_entry(path: str, entry: Mapping[str, Any]) -> Reward:
+    sub = f"{path}.combine"
+    body = entry["combine"]
+    if isinstance(body, (str, Mapping)) or not isinstance(body, Sequence):
+        raise _fail(sub, f"combine takes a list of entries, got {body!r}")
+    parts = [_entry(f"{sub}[{i}]", item, in_list=True) for i, item in enumerate(body)]
+    members = [p[0][0] for p in parts]
+    weights = [p[1] for p in parts]
+    missing = entry.get("missing", "renormalize")
+    if missing not in MISSING_CHOICES:
+        raise _fail(path, f"missing must be one of {', '.join(MISSING_CHOICES)}, got {missing!r}")
+    normalize, group_size = entry.get("normalize"), entry.get("group_size")
+    return _guard(path, lambda: combine(members, weights, normalize, missing=missing, group_size=group_size))
+
+
+def _format_and_content_entry(path: str, entry: Mapping[str, Any]) -> Reward:
+    sub = f"{path}.format_and_content"
+    fmt, content, options = _pair(sub, entry["format_and_content"], "format_and_content", _FORMAT_KEYS)
+    return _guard(sub, lambda: format_and_content(fmt, content, **options))
+
+
+_BUILDERS: dict[str, Callable[[str, Mapping[str, Any]], Reward | list[Reward]]] = {
+    "name": _named_entry,
+    "gate": _gate_entry,
+    "route": _route_entry,
+    "combine": _combine_entry,
+    "format_and_content": _format_and_content_entry,
+}
 
 
 def _pair(path: str, body: Any, kind: str, keys: tuple[str, ...]) -> tuple[Reward, Reward, dict[str, Any]]:

@@ -96,19 +96,10 @@ def prepare_dataset(
     require_extra("eval", "preparing a dataset")
     conv = get_converter(converter, **converter_settings)
     template = PromptTemplate(format_template, template_format) if format_template is not None else None
-    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)):
-        raise DatasetError(f"max_samples must be a positive integer or None, got {max_samples!r}")
-    if max_samples is not None and max_samples < 1:
-        raise DatasetError(f"max_samples must be at least 1, got {max_samples}")
-    if task is not None and not isinstance(task, str):
-        raise DatasetError(f"task must be a string (the value of the task column), got {task!r}")
-
+    _check_options(max_samples, task)
     label = describe_source(source) + (f", split {split!r}" if isinstance(source, (str, os.PathLike)) else "")
     dataset = load_source(source, split, config=config, streaming=streaming, **dict(load_kwargs or {}))
-    if shuffle:
-        dataset = dataset.shuffle(seed=seed, buffer_size=shuffle_buffer) if streaming else dataset.shuffle(seed=seed)
-    if max_samples is not None:
-        dataset = dataset.take(max_samples) if streaming else dataset.select(range(min(max_samples, len(dataset))))
+    dataset = _subset(dataset, shuffle, seed, shuffle_buffer, max_samples, streaming)
 
     first = _first_row(dataset, label)
     columns = list(dataset.column_names or first)
@@ -128,6 +119,26 @@ def prepare_dataset(
         features=_output_features(dataset.features, first_out, conv, conversational, removed),
         desc=f"Preparing prompts ({name})",
     )
+
+
+def _check_options(max_samples: Any, task: Any) -> None:
+    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)):
+        raise DatasetError(f"max_samples must be a positive integer or None, got {max_samples!r}")
+    if max_samples is not None and max_samples < 1:
+        raise DatasetError(f"max_samples must be at least 1, got {max_samples}")
+    if task is not None and not isinstance(task, str):
+        raise DatasetError(f"task must be a string (the value of the task column), got {task!r}")
+
+
+def _subset(
+    dataset: AnyDataset, shuffle: bool, seed: int, shuffle_buffer: int, max_samples: int | None, streaming: bool
+) -> AnyDataset:
+    """The rows to prepare: shuffled first when asked, then the first ``max_samples``."""
+    if shuffle:
+        dataset = dataset.shuffle(seed=seed, buffer_size=shuffle_buffer) if streaming else dataset.shuffle(seed=seed)
+    if max_samples is not None:
+        dataset = dataset.take(max_samples) if streaming else dataset.select(range(min(max_samples, len(dataset))))
+    return dataset
 
 
 def _first_row(dataset: AnyDataset, label: str) -> dict[str, Any]:

@@ -260,59 +260,103 @@ async def send_with_retries(
     ...     asyncio.run(ask(server.base_url + "/chat/completions"))
     ('hello', 2)
     """
-    import httpx
-
+    rules = _Rules(endpoint, error, retryable or _retryable, advice or _advice, secret)
     attempts = 0
     while True:
         attempts += 1
-        retry_after: float | None = None
-        message = ""
-        try:
-            async with _entered(acquire()) as sender:
-                response = await send(sender)
-        except httpx.TimeoutException:
-            problem, status, connection = f"no answer within request_timeout={timeout:g}s", None, False
-        except httpx.TransportError as exc:
-            problem = redact(f"connection failed ({type(exc).__name__}: {exc})", secret)
-            status, connection = None, isinstance(exc, httpx.ConnectError)
-        else:
-            status, connection = response.status_code, False
-            response = redact_response(response, secret)
-            if 200 <= status < 300:
-                try:
-                    return read(response, attempts)
-                except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                    problem = f"malformed answer: {exc}"
-            else:
-                message = redact(_server_message(response), secret)
-                problem = f"HTTP {status}" + (f": {message}" if message else "")
-                if not (retryable or _retryable)(status, message):
-                    raise error(
-                        f"{endpoint} refused the request ({problem}); {(advice or _advice)(status)}",
-                        attempts=attempts,
-                        status=status,
-                        server_message=message,
-                    )
-                retry_after = parse_retry_after(response.headers)
-        if attempts > policy.max_retries:
-            raise error(
-                f"the request to {endpoint} failed after {attempts} attempts; last: {problem}",
-                attempts=attempts,
-                status=status,
-                connection=connection,
-                server_message=message,
-            )
-        if retry_after is not None and retry_after > policy.max_wait:
-            raise error(
-                f"{endpoint} asked to retry after {retry_after:g}s, more than max_wait={policy.max_wait:g}s "
-                f"({problem}); raise max_wait or lower requests_per_minute / max_concurrency",
-                attempts=attempts,
-                status=status,
-                server_message=message,
-            )
+        outcome = await _attempt(acquire, send, read, attempts, timeout, rules)
+        if not isinstance(outcome, _Failure):
+            return outcome.value
+        _give_up_if_final(outcome, attempts, policy, rules)
         if on_retry is not None:
-            on_retry(problem)
-        await asyncio.sleep(policy.wait(attempts, retry_after))
+            on_retry(outcome.problem)
+        await asyncio.sleep(policy.wait(attempts, outcome.retry_after))
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What one call of :func:`send_with_retries` was told: who it talks to and how it judges failures."""
+
+    endpoint: str
+    error: type[EndpointRequestError]
+    retryable: Callable[[int, str], bool]
+    advice: Callable[[int], str]
+    secret: str | None
+
+
+@dataclass(frozen=True)
+class _Success:
+    value: Any
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """One attempt that failed in a way that may be retried."""
+
+    problem: str
+    status: int | None = None
+    connection: bool = False
+    message: str = ""
+    retry_after: float | None = None
+
+
+async def _attempt(
+    acquire: Callable[[], AbstractAsyncContextManager[Any]],
+    send: Callable[[Any], Awaitable[Any]],
+    read: Callable[[Any, int], Any],
+    attempts: int,
+    timeout: float,
+    rules: _Rules,
+) -> _Success | _Failure:
+    """Send the request once: the result, or what went wrong (raising at once for a failure retries cannot fix)."""
+    import httpx
+
+    try:
+        async with _entered(acquire()) as sender:
+            response = await send(sender)
+    except httpx.TimeoutException:
+        return _Failure(f"no answer within request_timeout={timeout:g}s")
+    except httpx.TransportError as exc:
+        problem = redact(f"connection failed ({type(exc).__name__}: {exc})", rules.secret)
+        return _Failure(problem, connection=isinstance(exc, httpx.ConnectError))
+    status = response.status_code
+    response = redact_response(response, rules.secret)
+    if 200 <= status < 300:
+        try:
+            return _Success(read(response, attempts))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            return _Failure(f"malformed answer: {exc}", status=status)
+    message = redact(_server_message(response), rules.secret)
+    problem = f"HTTP {status}" + (f": {message}" if message else "")
+    if not rules.retryable(status, message):
+        raise rules.error(
+            f"{rules.endpoint} refused the request ({problem}); {rules.advice(status)}",
+            attempts=attempts,
+            status=status,
+            server_message=message,
+        )
+    return _Failure(problem, status=status, message=message, retry_after=parse_retry_after(response.headers))
+
+
+def _give_up_if_final(failure: _Failure, attempts: int, policy: RetryPolicy, rules: _Rules) -> None:
+    """Raise when the retries are spent, or when the server asks for a longer wait than the policy allows."""
+    if attempts > policy.max_retries:
+        raise rules.error(
+            f"the request to {rules.endpoint} failed after {attempts} attempts; last: {failure.problem}",
+            attempts=attempts,
+            status=failure.status,
+            connection=failure.connection,
+            server_message=failure.message,
+        )
+    if failure.retry_after is not None and failure.retry_after > policy.max_wait:
+        raise rules.error(
+            f"{rules.endpoint} asked to retry after {failure.retry_after:g}s, more than "
+            f"max_wait={policy.max_wait:g}s ({failure.problem}); raise max_wait or lower requests_per_minute / "
+            "max_concurrency",
+            attempts=attempts,
+            status=failure.status,
+            server_message=failure.message,
+        )
 
 
 @contextlib.asynccontextmanager

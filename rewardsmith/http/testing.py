@@ -258,64 +258,74 @@ class LocalChatServer(LocalServer):
 
 
 def _make_handler(server: LocalChatServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms Nagle stalls
+    """The request handler class of ``server`` (``http.server`` makes one handler per request from it)."""
+    return type("Handler", (_ChatHandler,), {"chat": server})
 
-        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-            pass
 
-        def do_GET(self) -> None:  # /stats: the counts, for a server run in another process
-            with server._lock:
-                stats = {"requests": len(server.requests), "max_in_flight": server.max_in_flight}
-            data = json.dumps(stats).encode()
-            self.send_response(200 if self.path.rstrip("/").endswith("/stats") else 404)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+class _ChatHandler(BaseHTTPRequestHandler):
+    """Answers ``POST .../chat/completions`` from its :class:`LocalChatServer` and ``GET .../stats``."""
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw or b"{}")
-            except ValueError:
-                body = {"_unparsable": raw.decode("utf-8", "replace")}
-            request = RecordedRequest(body, dict(self.headers.items()), time.monotonic())
-            with server._lock:
-                server.requests.append(request)
-                server.in_flight += 1
-                server.max_in_flight = max(server.max_in_flight, server.in_flight)
-            trickle = 0.0
-            try:
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    status, headers, data = 404, {}, b'{"error": {"message": "not found"}}'
-                else:
-                    status, headers, data, trickle = server._answer(request)
-            finally:
-                with server._lock:
-                    server.in_flight -= 1
-                request.finished = time.monotonic()
-            try:
-                if trickle:
-                    self._trickle(status, headers, data, trickle)
-                else:
-                    send_answer(self, status, headers, data)
-            except OSError:  # the client gave up (timed out) and closed the connection
-                self.close_connection = True
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms Nagle stalls
+    chat: LocalChatServer
 
-        def _trickle(self, status: int, headers: dict[str, str], data: bytes, every: float) -> None:
-            self.send_response(status)
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    def do_GET(self) -> None:  # /stats: the counts, for a server run in another process
+        with self.chat._lock:
+            stats = {"requests": len(self.chat.requests), "max_in_flight": self.chat.max_in_flight}
+        data = json.dumps(stats).encode()
+        self.send_response(200 if self.path.rstrip("/").endswith("/stats") else 404)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        request = self._record()
+        trickle = 0.0
+        try:
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                status, headers, data = 404, {}, b'{"error": {"message": "not found"}}'
+            else:
+                status, headers, data, trickle = self.chat._answer(request)
+        finally:
+            with self.chat._lock:
+                self.chat.in_flight -= 1
+            request.finished = time.monotonic()
+        try:
+            if trickle:
+                self._trickle(status, headers, data, trickle)
+            else:
+                send_answer(self, status, headers, data)
+        except OSError:  # the client gave up (timed out) and closed the connection
+            self.close_connection = True
+
+    def _record(self) -> RecordedRequest:
+        """Read the request, record it, and count it as in flight."""
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"_unparsable": raw.decode("utf-8", "replace")}
+        request = RecordedRequest(body, dict(self.headers.items()), time.monotonic())
+        with self.chat._lock:
+            self.chat.requests.append(request)
+            self.chat.in_flight += 1
+            self.chat.max_in_flight = max(self.chat.max_in_flight, self.chat.in_flight)
+        return request
+
+    def _trickle(self, status: int, headers: dict[str, str], data: bytes, every: float) -> None:
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.flush()
+        for i in range(len(data)):
+            if self.chat._stopping.wait(every):
+                break
+            self.wfile.write(data[i : i + 1])
             self.wfile.flush()
-            for i in range(len(data)):
-                if server._stopping.wait(every):
-                    break
-                self.wfile.write(data[i : i + 1])
-                self.wfile.flush()
-
-    return Handler
