@@ -11,7 +11,7 @@ not train with them; run the audit on them to see what it reports:
         --converter math --max-samples 50
     rewardsmith check examples/naive_rewards.py:pays_for_trying --dataset ../shared/data/gsm8k_test.jsonl \\
         --converter gsm8k --max-samples 50
-    rewardsmith check examples/naive_rewards.py:countdown_value_only --dataset countdown.jsonl --converter countdown
+    rewardsmith check examples/naive_rewards.py:countdown_value_only --dataset my_countdown.jsonl --converter countdown
     rewardsmith check examples/naive_rewards.py:passes_shown_asserts --dataset ../shared/data/mbpp.jsonl \\
         --converter mbpp --gold-column code --max-samples 10
     rewardsmith check examples/naive_rewards.py:solution_tags --dataset ../shared/data/gsm8k_test.jsonl \\
