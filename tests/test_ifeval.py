@@ -630,3 +630,20 @@ def test_coverage_checks_every_rows_constraints_whatever_the_converter(tmp_path,
     result = CliRunner().invoke(app, ["train", str(config), "--dry-run"])
     assert result.exit_code == 2, result.output
     assert "startend:quotaton" in result.output and "row 2" in result.output
+
+
+def test_invisible_characters_neither_fill_a_response_nor_add_words_nor_hide_forbidden_ones():
+    r = get_reward("ifeval")
+    four = ["punctuation:no_comma", "change_case:english_lowercase", "detectable_format:title", "startend:quotation"]
+    blank = r.explain(
+        completions=["\u200b", "\u3164\u2800"], instruction_id_list=[four[:2] + four[3:]] * 2, kwargs=[[{}, {}, {}]] * 2
+    )
+    assert [b.score for b in blank] == [0.0, 0.0]
+    words = [["length_constraints:number_words"]] * 2
+    at_least = [[{"relation": "at least", "num_words": 10}]] * 2
+    padded = "H\u200be\u200bl\u200bl\u200bo w\u200bo\u200br\u200bl\u200bd"
+    assert r(completions=["Hello world", padded], instruction_id_list=words, kwargs=at_least) == [0.0, 0.0]
+    forbidden = [["keywords:forbidden_words"]] * 3
+    kill = [[{"forbidden_words": ["kill"]}]] * 3
+    texts = ["They kill time.", "They k\u200dill time.", "They k\u00adi\ufe0fl\U000e0041l time."]
+    assert r(completions=texts, instruction_id_list=forbidden, kwargs=kill) == [0.0, 0.0, 0.0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from rewardsmith.core.errors import DatasetError
 from rewardsmith.data.converters import Converter, cell_text, short_repr
 from rewardsmith.rewards.code_formats import TestFormatError, check_tests, parse_python
 
-__all__ = ["APPS", "MBPP", "CodeContests", "HumanEval", "defined_names"]
+__all__ = ["APPS", "MBPP", "SHOW_TESTS", "CodeContests", "HumanEval", "defined_names"]
 
 
 def defined_names(code: str) -> list[str]:
@@ -43,25 +44,54 @@ def _tests_json(data: dict[str, Any]) -> str:
     return json.dumps(data)
 
 
+#: What the ``mbpp`` prompt shows of the graded asserts (see :class:`MBPP`).
+SHOW_TESTS = ("example", "signature", "none", "all_for_eval")
+
+
+def _signatures(code: Any, names: list[str]) -> list[str]:
+    """The ``def`` lines of the reference solution's functions ``names`` (``def add(a, b):``)."""
+    try:
+        tree = parse_python(code) if isinstance(code, str) else None
+    except (SyntaxError, ValueError):
+        tree = None
+    found = {
+        n.name: f"def {n.name}({ast.unparse(n.args)}):"
+        for n in (tree.body if tree else [])
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    return [found[name] for name in names if name in found]
+
+
 @dataclass
 class MBPP(Converter):
-    """MBPP rows: the task and its asserts to the prompt; the asserts, setup and entry points as `tests`.
+    """MBPP rows: the task and one example call to the prompt; every assert, the setup and entry points as `tests`.
 
-    The prompt is MBPP's own: the task text, then "Your code should pass these
-    tests:" and the asserts (``show_tests=False`` leaves them out).
-    ``challenge=True`` adds ``challenge_test_list``. The functions under test
-    are the reference solution's (``code``) that the asserts call.
+    ``show_tests`` says what the prompt shows of the asserts ``code_tests``
+    grades: ``"example"`` (the default, for training: one assert, as an example
+    call, the first of those repeated least; the others stay hidden; when
+    every assert is the same one, the signature instead), ``"signature"`` (the reference
+    solution's ``def`` line only), ``"none"``, or ``"all_for_eval"``: MBPP's
+    own prompt, "Your code should pass these tests:" and every assert, for
+    evaluation only (under RL a lookup table of the shown calls passes every
+    graded test). ``challenge=True`` adds ``challenge_test_list``. The
+    functions under test are the reference solution's (``code``) that the
+    asserts call.
 
     >>> row = {"text": "Add two numbers.", "code": "def add(a, b):\\n    return a + b",
-    ...        "test_list": ["assert add(1, 2) == 3"], "test_setup_code": ""}
+    ...        "test_list": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"], "test_setup_code": ""}
     >>> out = MBPP().convert(row)
     >>> print(out["prompt"])
     Add two numbers.
-    Your code should pass these tests:
+    For example, your code should pass this test:
     <BLANKLINE>
     assert add(1, 2) == 3
-    >>> json.loads(out["tests"])["entry_points"]
-    ['add']
+    >>> json.loads(out["tests"])["asserts"], json.loads(out["tests"])["entry_points"]
+    (['assert add(1, 2) == 3', 'assert add(2, 2) == 4'], ['add'])
+    >>> print(MBPP(show_tests="signature").convert(row)["prompt"])
+    Add two numbers.
+    Your code should define:
+    <BLANKLINE>
+    def add(a, b):
     """
 
     text_key: str = "text"
@@ -69,8 +99,19 @@ class MBPP(Converter):
     setup_key: str = "test_setup_code"
     imports_key: str = "test_imports"
     code_key: str = "code"
-    show_tests: bool = True
+    show_tests: str = "example"
     challenge: bool = False
+
+    def __post_init__(self) -> None:
+        if self.show_tests is False:
+            self.show_tests = "none"
+        if self.show_tests is True:
+            raise DatasetError(
+                "mbpp: show_tests=True is ambiguous: 'all_for_eval' shows every graded assert (MBPP's own prompt; "
+                "for evaluation only: under RL a lookup table of the shown calls passes), 'example' shows one"
+            )
+        if self.show_tests not in SHOW_TESTS:
+            raise DatasetError(f"mbpp: show_tests must be one of {SHOW_TESTS}, got {self.show_tests!r}")
 
     @property
     def input_columns(self) -> tuple[str, ...]:
@@ -84,6 +125,7 @@ class MBPP(Converter):
         asserts = row.get(self.tests_key)
         if not isinstance(asserts, (list, tuple)) or not all(isinstance(a, str) for a in asserts):
             raise DatasetError(f"the {self.tests_key!r} column holds {short_repr(asserts)}, not a list of asserts")
+        shown = list(asserts)
         asserts = list(asserts)
         if self.challenge:
             asserts += [a for a in row.get("challenge_test_list") or [] if isinstance(a, str)]
@@ -98,11 +140,25 @@ class MBPP(Converter):
                 raise DatasetError(f"an assert is not valid Python: {short_repr(text)}") from None
         code = row.get(self.code_key)
         entry = [n for n in defined_names(code) if n in used] if isinstance(code, str) else []
-        prompt = cell_text(row, self.text_key, "task")
-        if self.show_tests and asserts:
-            prompt += "\nYour code should pass these tests:\n\n" + "\n".join(row.get(self.tests_key))
+        prompt = cell_text(row, self.text_key, "task") + self._shown(shown, code, entry)
         tests = {"format": "assert", "asserts": asserts, "setup": setup, "entry_points": entry}
         return {"prompt": prompt, "tests": _tests_json(tests) if asserts else None}
+
+    def _shown(self, asserts: list[str], code: Any, entry: list[str]) -> str:
+        """What the prompt adds after the task text."""
+        if not asserts or self.show_tests == "none":
+            return ""
+        if self.show_tests == "all_for_eval":
+            return "\nYour code should pass these tests:\n\n" + "\n".join(asserts)
+        if self.show_tests == "signature":
+            lines = _signatures(code, entry)
+            return "\nYour code should define:\n\n" + "\n".join(lines) if lines else ""
+        counts = Counter(" ".join(a.split()) for a in asserts)
+        example = min(asserts, key=lambda a: counts[" ".join(a.split())])  # the first of the rarest
+        if counts[" ".join(example.split())] == len(asserts):  # every test is this one: showing it shows them all
+            lines = _signatures(code, entry)
+            return "\nYour code should define:\n\n" + "\n".join(lines) if lines else ""
+        return "\nFor example, your code should pass this test:\n\n" + example
 
 
 @dataclass

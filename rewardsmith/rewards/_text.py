@@ -46,8 +46,12 @@ __all__ = [
 BLANK_LIKE = "\u115f\u1160\u3164\uffa0\u2800"
 #: Format characters that are drawn (Arabic and Kaithi number signs): kept.
 _DRAWN_FORMAT = frozenset("\u0600\u0601\u0602\u0603\u0604\u0605\u06dd\u070f\u0890\u0891\u08e2\U000110bd\U000110cd")
-#: Marks that change nothing a reader sees: variation selectors, the combining grapheme joiner, Mongolian FVS.
-_NO_OP_MARKS = "\u034f\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef"
+#: Marks that change nothing a reader sees: variation selectors, the combining grapheme joiner, Mongolian FVS,
+#: and Unicode's other default-ignorable code points that are not format characters (Khmer inherent vowels,
+#: the reserved ones: drawn as nothing when a font lacks them).
+_NO_OP_MARKS = (
+    "\u034f\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef\u17b4\u17b5\u2065\ufff0-\ufff8\U000e0000-\U000e0fff"
+)
 _ASCII_INVISIBLE = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]+")
 _BLANKS = str.maketrans(dict.fromkeys(BLANK_LIKE, " "))
 

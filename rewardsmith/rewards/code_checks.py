@@ -8,9 +8,10 @@ number (has a ``.`` or an exponent) and the two are within ``float_tolerance``
 (absolute, or relative to the expected value); integers must be equal. A run
 must also end normally (exit status 0): right output followed by a crash fails.
 
-Return values of call tests are compared by value, with the same tolerance for
-floats; tuples compare as lists (JSON has no tuples), and, as in APPS, an
-expected value wrapped in a one-element list also matches the bare value.
+Return values of call tests are compared by value, with the same tolerance
+when the expected value is a float (an expected integer must be met exactly);
+tuples compare as lists (JSON has no tuples), and, as in APPS, an expected
+value wrapped in a one-element list also matches the bare value.
 """
 
 from __future__ import annotations
@@ -122,6 +123,8 @@ def _equal(a: Any, b: Any, tolerance: float) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         if not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
             return False
+        if not isinstance(b, float):  # an integer answer is exact: 123456700000.0 is not 123456789012
+            return a == b
         return a == b or (math.isfinite(a) and math.isfinite(b) and abs(a - b) <= tolerance * max(1.0, abs(b)))
     if isinstance(a, list) or isinstance(b, list):
         return (
@@ -145,6 +148,8 @@ def values_match(got: Any, want: Any, float_tolerance: float = 1e-6) -> bool:
 
     >>> values_match((1, 2), [1, 2]), values_match(3, [3]), values_match(0.1 + 0.2, 0.3), values_match(True, 1)
     (True, True, True, False)
+    >>> values_match(123456700000.0, 123456789012), values_match(3.0, 3), values_match(3, 3.0000001)
+    (False, True, True)
     """
     got = _as_lists(got)
     if _equal(got, want, float_tolerance):

@@ -247,6 +247,18 @@ def _builtin_entry(trees: Sequence[ast.Module]) -> str | None:
     return None
 
 
+def _runs_an_assert(tree: ast.AST) -> bool:
+    """Whether running ``tree`` can execute an ``assert`` (one inside a function or class body need not run)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.Assert):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)) and _runs_an_assert(
+            node
+        ):
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=1024)
 def assert_suite(tests: AssertTests) -> Suite:
     """The suite of assert tests: each statement a test; the names the tests read from the program bound.
@@ -262,7 +274,7 @@ def assert_suite(tests: AssertTests) -> Suite:
     setup_tree = _syntax(tests.setup, "test setup") if tests.setup.strip() else ast.Module([], [])
     trees = [_syntax(text, "test") for text in tests.asserts]
     for number, tree in enumerate(trees, 1):
-        if not any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+        if not _runs_an_assert(tree):
             raise TestFormatError(
                 f"test {number} asserts nothing (it would pass any program): {tests.asserts[number - 1][:80]!r}"
             )

@@ -29,7 +29,8 @@ from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards.code_checks import Verdict, check_program
 from rewardsmith.rewards.code_fences import EXTRACT_CHOICES, extract_code
-from rewardsmith.rewards.code_formats import StdioTests, TestFormatError, count_tests, parse_tests
+from rewardsmith.rewards.code_formats import StdioTests, TestFormatError, count_tests
+from rewardsmith.rewards.code_rows import row_tests, unfenced_program
 from rewardsmith.sandbox.backend import Backend
 from rewardsmith.sandbox.isolation import ISOLATION_CHOICES
 from rewardsmith.sandbox.languages import language
@@ -71,9 +72,14 @@ class CodeTests(Reward):
     ``require``, ``limits``: the local backend's); ``tests_column``.
 
     Columns: ``tests`` (what the ``mbpp``, ``humaneval``, ``apps`` and
-    ``codecontests`` converters write), or else APPS's ``input_output`` or
-    MBPP's ``test_list``. Range: [0, 1]; ``None`` when the row has no tests
-    (and when the tests cannot be read or the sandbox itself fails).
+    ``codecontests`` converters write), or else a dataset's own layout, read
+    whole: APPS's ``input_output``, MBPP's ``test_list`` (with
+    ``test_setup_code`` and ``test_imports``), HumanEval's ``test`` (with
+    ``entry_point``, the prompt being the stub). A completion with no fence at
+    all is the program when it is one whole module defining the functions the
+    tests call (:mod:`rewardsmith.rewards.code_rows`). Range: [0, 1]; ``None``
+    when the row has no tests (and when the tests cannot be read or the
+    sandbox itself fails).
 
     >>> r = CodeTests(workers=1)
     >>> tests = '{"format": "assert", "asserts": ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]}'
@@ -137,16 +143,35 @@ class CodeTests(Reward):
         return Limits(timeout=self.test_timeout, memory_mb=self.memory_mb, output_bytes=self.max_output_bytes)
 
     def inputs(self) -> dict[str, Input]:
-        return {"tests": Column(self.tests_column, "input_output", "test_list")}
+        return {
+            "tests": Column(self.tests_column, "input_output", "test_list", "test"),
+            "entry_point": Column("entry_point", required=False),
+            "test_setup_code": Column("test_setup_code", required=False),
+            "test_imports": Column("test_imports", required=False),
+        }
 
-    def score(self, completion: str, tests: Any) -> RewardResult:
-        parsed = parse_tests(tests)
+    def score(
+        self,
+        completion: str,
+        tests: Any,
+        prompt: str = "",
+        entry_point: Any = None,
+        test_setup_code: Any = None,
+        test_imports: Any = None,
+    ) -> RewardResult:
+        parsed = row_tests(tests, prompt, entry_point, test_setup_code, test_imports)
         if parsed is None:
             return RewardResult(None, "this row has no tests")
         wanted = self.language if isinstance(parsed, StdioTests) else "python"
         if self.language not in (wanted, "auto"):
             raise TestFormatError(f"this row has Python tests, and the reward's language is {self.language!r}")
         found = extract_code(completion or "", wanted, self.extract)
+        if (
+            found is None
+            and wanted == "python"
+            and (whole := unfenced_program(completion or "", parsed, self.max_code_chars))
+        ):
+            found = (whole, "python")
         if found is None:
             what = "fenced code block" if wanted == "auto" else f"```{language(wanted).name} block"
             return RewardResult(0.0, f"no {what} in the completion", {"passed": 0, "total": count_tests(parsed)})

@@ -109,7 +109,9 @@ class Countdown(Reward):
     """The ``<answer>`` equation uses only the given numbers (each at most once) and equals the target.
 
     Only integers, ``+ - * /`` and parentheses; evaluated exactly by walking
-    the syntax tree (no ``eval``); equal to ``target`` within 1e-5. An
+    the syntax tree (no ``eval``); equal to ``target`` exactly, as a
+    fraction (``7 + 3/(97*98*99)`` is not 7; ``tolerance`` allows a difference,
+    0 by default, for targets that are rounded decimals). An
     equation written as ``8 * 2 - 1 = 15`` is accepted when the right side is
     the target. ``use_all_numbers`` requires every number exactly once. Only
     the answer after the reasoning counts (after the last ``</think>``).
@@ -129,13 +131,15 @@ class Countdown(Reward):
     score_range = (0.0, 1.0)
 
     use_all_numbers: bool = False
-    tolerance: float = 1e-5
+    tolerance: float = 0.0
     think_tag: str = "think"
     #: A sample whose check times out or crashes scores as a wrong answer, never better.
     on_error: OnError = field(default="zero", kw_only=True)
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if isinstance(self.tolerance, bool) or not isinstance(self.tolerance, (int, float)) or not self.tolerance >= 0:
+            raise RewardConfigError(f"reward {self.name!r}: tolerance must be a number >= 0, got {self.tolerance!r}")
         try:
             self.think_tag = tag_name(self.think_tag, "think_tag")
         except ValueError as exc:
@@ -176,6 +180,6 @@ class Countdown(Reward):
             return RewardResult(
                 0.0, f"does not use every number exactly once: {sorted((available - spent).elements())}"
             )
-        if abs(value - goal) > self.tolerance:
-            return RewardResult(0.0, f"equals {float(value):g}, not {target}")
+        if value != goal and abs(value - goal) > Fraction(self.tolerance):
+            return RewardResult(0.0, f"equals {value}, not {target}")
         return RewardResult(1.0, f"{equation.strip()} = {target}")

@@ -17,6 +17,7 @@ group has its own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import get_reward, register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards.length import Unit, check_unit, measure_length
+from rewardsmith.rewards.length import Unit, check_correct_column, check_unit, correct_or_unknown, measure_length
 
 __all__ = ["GroupLength"]
 
@@ -42,7 +43,8 @@ class GroupLength(Composite):
     ``0.5 - (length - min) / (max - min)`` over the prompt's group for a
     correct completion; ``min(0, ...)`` of it for a wrong one; 0 when all
     lengths are equal. Correctness comes from the ``correct_column`` (a bool
-    or score per row) or from another reward
+    or score per row, or its text as CSV holds it: ``"True"``/``"False"``;
+    other text is an error before training) or from another reward
     (``correctness="math_accuracy"``); at or above ``threshold`` is correct,
     and an unknown correctness (``None``) gives ``None``. Lengths are in
     ``tokens`` (``completion_ids``; default), ``words`` or ``chars``.
@@ -80,14 +82,16 @@ class GroupLength(Composite):
     def inputs(self) -> dict[str, Input]:
         return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
 
+    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
+        check_correct_column(self, self.correct_column, columns.get("correct"))
+
     def steps(self, batch: Batch, explain: bool) -> Steps:
         failed: set[int] = set()
         if self.correctness is not None:
             (scored,) = yield [(self.correctness, batch)]
             correct, failed = scored.scores, scored.failed
         else:
-            values = self.injection.values(batch, "correct") or []
-            correct = [None if v is None else float(v) for v in values]
+            correct = [correct_or_unknown(v) for v in self.injection.values(batch, "correct") or []]
         ids = batch.completion_ids or [None] * len(batch)
         lengths = [measure_length(t, i, self.unit, self.tokenizer, self.name) for t, i in zip(batch.texts, ids)]
         out: list[Any] = [None] * len(batch)

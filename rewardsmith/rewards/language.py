@@ -19,7 +19,9 @@ Install with ``pip install 'rewardsmith[text]'``.
 from __future__ import annotations
 
 import functools
+import random
 import threading
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,11 +31,15 @@ from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import visible_text
 
 __all__ = ["LanguageConsistency", "detect_language", "same_language"]
 
 #: Characters langdetect reads once URLs and e-mail addresses are removed.
 _READ = 10_000
+#: ``language_consistency`` on a longer text: windows of this many characters, at most ``_WINDOWS`` of them.
+_WINDOW = 2_000
+_WINDOWS = 16
 #: Longer than any URL or e-mail address langdetect removes (2,083 and 575 characters at most).
 _MARGIN = 4_096
 
@@ -116,20 +122,49 @@ def same_language(detected: str | None, expected: str) -> bool:
     return detected == expected or detected.split("-")[0] == expected
 
 
+def _windows(text: str) -> list[str]:
+    """The parts of ``text`` a language is judged on: the whole text up to 10,000 characters, else windows.
+
+    A longer text is cut into windows of 2,000 characters; when there are more
+    than 16, the first, the last and 14 others drawn with a seed taken from the
+    text itself (deterministic, yet not a position a text can be written
+    around: any change to the text moves them). The cost is bounded, and no
+    part of the text is out of reach.
+
+    >>> [len(w) for w in _windows("a" * 9_000)], len(_windows("a" * 5_000_000))
+    ([9000], 16)
+    """
+    if len(text) <= _READ:
+        return [text]
+    tiles = [text[i : i + _WINDOW] for i in range(0, len(text), _WINDOW)]
+    if len(tiles) <= _WINDOWS:
+        return tiles
+    middle = random.Random(zlib.crc32(text.encode("utf-8", "surrogatepass"))).sample(
+        range(1, len(tiles) - 1), _WINDOWS - 2
+    )
+    return [tiles[i] for i in [0, *sorted(middle), len(tiles) - 1]]
+
+
 @register_reward("language_consistency")
 @dataclass
 class LanguageConsistency(Reward):
-    """The completion is written in the expected language: that of a ``language`` column, else the prompt's (1 or 0).
+    """The share of the completion written in the expected language: that of a ``language`` column, else the prompt's.
 
     The expected language is an ISO 639-1 code (``"fr"``, ``"zh"``) from
     ``language_column`` when the data has it; otherwise the prompt's own
     language, detected the same way (the last user message of a
     conversation). Detection is ``langdetect``'s (the detector IFEval uses),
-    seeded so it is deterministic. A completion with no letters to detect
-    scores 0; a row whose expected language cannot be told (empty prompt, no
-    column) scores ``None``.
+    seeded so it is deterministic, on the text as it is seen (invisible
+    characters removed). A completion up to 10,000 characters is judged
+    whole (1 or 0); a longer one by windows across all of it (at most 16 of
+    2,000 characters, see :func:`_windows`), the score being the share of
+    windows with letters that are in the expected language, so French on top
+    of English pages does not pass as French. A completion with no letters to
+    detect scores 0; a row whose expected language cannot be told (empty
+    prompt, no column) scores ``None``.
 
-    Columns: ``language`` (optional; else the prompt). Range: {0, 1} or None.
+    Columns: ``language`` (optional; else the prompt). Range: [0, 1] or None
+    ({0, 1} up to 10,000 characters).
 
     >>> r = LanguageConsistency()
     >>> r(prompts=["Quelle est la capitale de la France ?"] * 2,
@@ -156,10 +191,15 @@ class LanguageConsistency(Reward):
     def score(self, completion: str, prompt: str = "", expected: Any = None) -> RewardResult:
         where = f"the {self.language_column!r} column"
         if expected is None or (isinstance(expected, str) and not expected.strip()):
-            expected = detect_language(prompt) if prompt.strip() else None
+            expected = detect_language(visible_text(prompt)) if prompt.strip() else None
             where = "the prompt"
             if expected is None:
                 return RewardResult(None, "no expected language: no language column and no prompt text to detect")
-        detected = detect_language(completion)
-        ok = same_language(detected, str(expected))
-        return RewardResult(float(ok), f"detected {detected or 'nothing'}, expected {expected} ({where})")
+        windows = [w for w in _windows(visible_text(completion)) if detect_language(w) is not None]
+        if not windows:
+            return RewardResult(0.0, f"detected nothing, expected {expected} ({where})")
+        detected = [detect_language(w) for w in windows]
+        share = sum(same_language(d, str(expected)) for d in detected) / len(windows)
+        seen = ", ".join(sorted({str(d) for d in detected}))
+        parts = f" in {share * len(windows):.0f} of {len(windows)} windows" if len(windows) > 1 else ""
+        return RewardResult(share, f"detected {seen}, expected {expected} ({where}){parts}")

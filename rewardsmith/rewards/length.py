@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from rewardsmith.core.composite import Composite, Steps
 from rewardsmith.core.engine import Scored
-from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.errors import DatasetError, RewardConfigError
 from rewardsmith.core.extras import require_extra
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
@@ -30,7 +30,16 @@ from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import visible_text
 
-__all__ = ["CosineLength", "Length", "SoftOverlong", "check_unit", "measure_length"]
+__all__ = [
+    "CosineLength",
+    "Length",
+    "SoftOverlong",
+    "check_correct_column",
+    "check_unit",
+    "correct_or_unknown",
+    "measure_length",
+    "read_correct",
+]
 
 Unit = Literal["tokens", "words", "chars"]
 _UNITS = ("tokens", "words", "chars")
@@ -78,6 +87,69 @@ def _seen_chars(text: str) -> int:
     if seen.isascii():
         return len(seen)
     return sum(1 for ch in seen if ch.isascii() or unicodedata.category(ch) not in ("Mn", "Me"))
+
+
+_TRUE_TEXT = ("true", "yes")
+_FALSE_TEXT = ("false", "no")
+_UNKNOWN_TEXT = ("", "none", "null", "nan", "n/a")
+
+
+def read_correct(value: Any) -> float | None:
+    """A ``correct`` column's value as a score: a bool, a number, or their text as CSV files hold them.
+
+    ``None``, a NaN (a missing CSV cell) and blank text are unknown (``None``);
+    other text raises ``ValueError``.
+
+    >>> read_correct(True), read_correct("False"), read_correct(" true "), read_correct("0.5"), read_correct("")
+    (1.0, 0.0, 1.0, 0.5, None)
+    >>> read_correct("maybe")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'maybe' is not true, false or a score
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _TRUE_TEXT or text in _FALSE_TEXT:
+            return float(text in _TRUE_TEXT)
+        if text in _UNKNOWN_TEXT:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            raise ValueError(f"{value!r} is not true, false or a score") from None
+    else:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{value!r} is not true, false or a score") from None
+    if math.isnan(number):
+        return None
+    return number
+
+
+def correct_or_unknown(value: Any) -> float | None:
+    """:func:`read_correct`, with unreadable text unknown (``None``): the column was checked before training."""
+    try:
+        return read_correct(value)
+    except ValueError:
+        return None
+
+
+def check_correct_column(reward: Reward, column: str, values: Sequence[Any] | None) -> None:
+    """Before training: every value of the ``correct`` column can be read (:func:`read_correct`), else an error."""
+    bad = []
+    for row, value in enumerate(values or []):
+        try:
+            read_correct(value)
+        except ValueError as exc:
+            bad.append(f"row {row}: {exc}")
+    if bad:
+        raise DatasetError(
+            f'reward {reward.name!r}: the {column!r} column must hold true/false (or "True"/"False" text) or a '
+            f"score per row; {len(bad)} row(s) do not: " + "; ".join(bad[:5])
+        )
 
 
 def check_unit(name: str, unit: str) -> None:
@@ -166,7 +238,8 @@ class CosineLength(Composite):
     ``min_value_wrong`` up to ``max_value_wrong``. Lengths beyond
     ``max_length`` are clamped to it, so very long outputs never score high
     again (the cosine is not periodic here). Correctness comes from the
-    ``correct_column`` (a bool or score per row) or from another reward
+    ``correct_column`` (a bool or score per row, or its text as CSV holds it:
+    ``"True"``/``"False"``; other text is an error before training) or from another reward
     (``correctness="math_accuracy"``); a score at or above ``threshold`` is
     correct, and a ``None`` correctness (the reward does not apply) gives
     ``None``. A correctness check that *fails* (times out or crashes) counts
@@ -212,14 +285,16 @@ class CosineLength(Composite):
     def inputs(self) -> dict[str, Input]:
         return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
 
+    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
+        check_correct_column(self, self.correct_column, columns.get("correct"))
+
     def steps(self, batch: Batch, explain: bool) -> Steps:
         failed: set[int] = set()
         if self.correctness is not None:
             (scored,) = yield [(self.correctness, batch)]
             correct, failed = scored.scores, scored.failed
         else:
-            values = self.injection.values(batch, "correct") or []
-            correct = [None if v is None else float(v) for v in values]
+            correct = [correct_or_unknown(v) for v in self.injection.values(batch, "correct") or []]
         ids = batch.completion_ids or [None] * len(batch)
         out: list[Any] = []
         for i, (text, completion_ids, score) in enumerate(zip(batch.texts, ids, correct)):

@@ -16,6 +16,7 @@ from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import fenced_blocks, paired_blocks, tag_blocks, visible_text
+from rewardsmith.rewards.json_formats import schema_validator
 
 __all__ = ["JSONSchema", "ToolCallMatch", "extract_json", "normalise_tool_calls", "strict_json"]
 
@@ -85,12 +86,7 @@ def extract_json(completion: str) -> tuple[Any, str]:
 
 @lru_cache(maxsize=256)
 def _validator(schema_json: str) -> Any:
-    from jsonschema import validators
-
-    schema = json.loads(schema_json)
-    cls = validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
+    return schema_validator(json.loads(schema_json))
 
 
 def _schema_key(schema: Any) -> str:
@@ -110,7 +106,10 @@ class JSONSchema(Reward):
     (an object or a JSON string); rows without a usable schema score
     ``None``. Valid: 1.0. With ``partial_credit``, JSON that parses but fails
     validation scores half the share of the schema's top-level properties it
-    gets right (present when required, valid when present); otherwise 0.
+    gives and gets right (an absent property earns nothing, so ``{}`` never
+    beats an attempt); otherwise 0. Schemas are read as the standard reads
+    them: ``format`` is checked (``email``, ``date-time``, ``ipv4``, ...) and
+    ``pattern`` has ECMA-262 semantics (:mod:`rewardsmith.rewards.json_formats`).
 
     Columns: ``schema`` (configurable; not needed with the ``schema`` setting). Range: [0, 1] or None.
 
@@ -158,15 +157,13 @@ class JSONSchema(Reward):
 
 
 def _property_share(schema: Any, value: Any, validator: Any) -> float:
-    """Share of the schema's top-level properties that a JSON object gets right."""
+    """Share of the schema's top-level properties that a JSON object gives, valid."""
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(value, dict) or not isinstance(properties, dict) or not properties:
         return 0.0
-    required = set(schema.get("required", []))
     right = 0
     for name, subschema in properties.items():
-        if name not in value:
-            right += name not in required
+        if name not in value:  # absent earns nothing: emptiness never beats an attempt
             continue
         try:
             right += validator.evolve(schema=subschema).is_valid(value[name])

@@ -10,7 +10,10 @@ IFEval's two modes:
   This forgives a preamble ("Sure, here it is:"), a closing remark, and
   markdown emphasis.
 
-In both modes an empty (or blank) response follows nothing.
+In both modes an empty (or blank) response follows nothing. The response is
+checked as it is seen (:func:`~rewardsmith.rewards._text.visible_text`):
+zero-width and other invisible characters are removed first, so they neither
+fill a blank response, split a word into more words, nor hide a forbidden one.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import visible_text
 from rewardsmith.rewards.ifeval.registry import ConstraintError
 from rewardsmith.rewards.ifeval.spec import Bound, parse_constraints, parse_ground_truth
 from rewardsmith.rewards.reasoning import after_reasoning
@@ -196,7 +200,7 @@ class IFEval(Reward):
         constraints = row_constraints(ids, arguments)
         if not constraints:
             return RewardResult(None, "the row has no constraints")
-        response = completion
+        response = completion = visible_text(completion)  # checked as it is seen: zero-width characters count nothing
         if self.think_tag:  # the answer after the reasoning, as open-instruct's IFEval verifier reads it
             response = after_reasoning(completion, (f"</{self.think_tag}>",))
             if response is None:
