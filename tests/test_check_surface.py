@@ -196,3 +196,19 @@ def test_the_naive_code_reward_grading_the_shown_asserts_fails_naming_the_hole(s
                     gold_column="code", max_samples=4, timeout=60)  # fmt: skip
     assert _names(report) == {"hardcoded/visible_examples"}
     assert report.summary["reference"]["content"]  # its reference programs pass and stubs do not
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "data", "options"),
+    [("code_tests", "mbpp.jsonl", {"converter": "mbpp", "max_samples": 4, "timeout": 60}),
+     ("ifeval", "ifeval_input_data.jsonl", {"converter": "ifeval", "max_samples": 20}),
+     ("countdown", None, {"converter": "countdown"})],
+    ids=["code_tests-mbpp", "ifeval", "countdown"],
+)  # fmt: skip
+def test_sound_built_ins_pass_on_the_shared_data(shared_data, name, data, options):
+    report = _check(name, _countdown_rows() if data is None else shared_data / data, **options)
+    assert report.passed, [f.message for f in report.findings]
+    if name == "code_tests":  # MBPP's own programs are the reference, and the shown example's lookup table loses
+        assert report.summary["gold"]["share_at_maximum"] == 1.0
+        assert report.summary["probes"]["hardcoded"]["variants"]["visible_examples"]["judged_rows"] == 4
