@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from fractions import Fraction
@@ -100,10 +99,6 @@ def crashes_on_empty(completion: str, answer: str) -> float:
 
 
 def slow_exact(completions, answer, **kwargs):
-    """Sound but slow (0.1 s a call), for the Ctrl-C test; each call adds a line to ``$SLOW_EXACT_LOG`` when set."""
+    """Sound but slow (0.1 s a call), for the Ctrl-C test."""
     time.sleep(0.1)
-    log = os.environ.get("SLOW_EXACT_LOG")
-    if log:
-        with open(log, "a") as calls:
-            calls.write(".\n")
     return [float(str(c).strip().endswith(f"#### {a}")) for c, a in zip(completions, answer)]
