@@ -92,6 +92,8 @@ def rewards_show(
     console.print(table)
     console.print(f"required columns: {', '.join(info.required_columns) or 'none'}", highlight=False)
     console.print(f"optional columns: {', '.join(info.optional_columns) or 'none'}", highlight=False)
+    if info.trajectory_inputs:
+        console.print(f"rollout inputs: {', '.join(info.trajectory_inputs)}", highlight=False)
 
 
 @app.command()
@@ -456,17 +458,26 @@ def serve(
 
 @app.command()
 def demo(
-    output_dir: Annotated[Path, typer.Option(help="Where the run saves the model, curve and summary.")] = Path(
-        "runs/demo"
-    ),
+    which: Annotated[
+        str, typer.Argument(help="'format' (the answer format) or 'tools' (a tool-using environment).")
+    ] = "format",
+    output_dir: Annotated[Path | None, typer.Option(help="Where the run saves the model, curve and summary.")] = None,
     max_steps: Annotated[int | None, typer.Option(help="Train for fewer steps than the demo config's.")] = None,
 ) -> None:
-    """Train the offline tiny model on the bundled task and show the reward rising (no downloads)."""
+    """Train the offline tiny model and show the reward rising (no downloads); ``demo tools`` uses TRL's tool loop."""
     try:
         require_extra("train", "rewardsmith demo (a training run)")
-        from rewardsmith.demo import train_demo
+        if which == "tools":
+            from rewardsmith.demo_tools import train_tools_demo
 
-        train_demo(output_dir, max_steps, console=console)
+            steps = {} if max_steps is None else {"max_steps": max_steps}
+            train_tools_demo(output_dir or Path("runs/demo_tools"), console=console, **steps)
+        elif which == "format":
+            from rewardsmith.demo import train_demo
+
+            train_demo(output_dir or Path("runs/demo"), max_steps, console=console)
+        else:
+            raise RewardConfigError(f"unknown demo {which!r}; the demos are 'format' (the default) and 'tools'")
     except RewardsmithError as exc:
         _fail(exc)
 

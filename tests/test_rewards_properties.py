@@ -3,6 +3,8 @@ documented range (or None), and gives the same score for the same input."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from cpu_timing import cpu_time
 from hypothesis import HealthCheck, given, settings
@@ -61,6 +63,10 @@ CASES = {
     "reasoning_steps": ({}, {}),
     "ifeval": ({"mode": "loose"}, {"ground_truth": st.one_of(st.none(), st.sampled_from(IFEVAL_ROWS))}),
     "group_length": ({"unit": "chars"}, {"correct": st.one_of(st.none(), st.booleans())}),
+    "tool_schema": ({"tools": [{"name": "calculator", "parameters": {"type": "object"}}]}, {}),
+    "tool_success": ({}, {}),
+    "tool_efficiency": ({}, {"correct": st.one_of(st.none(), st.booleans())}),
+    "environment_reward": ({}, {}),
     "language_consistency": ({}, {"language": st.one_of(st.none(), st.sampled_from(["en", "fr", "zh", "hi"]))}),
 }
 
@@ -78,7 +84,7 @@ def _check(name: str, completions: list, columns: dict) -> list:
     first = reward(prompts=["p"] * len(completions), completions=completions, **columns)
     second = reward(prompts=["p"] * len(completions), completions=completions, **columns)
     assert first == second, f"{name} is not deterministic"
-    low, high = reward.score_range
+    low, high = reward.score_range or (-math.inf, math.inf)
     for value in first:
         assert value is None or (isinstance(value, float) and low <= value <= high), (name, value)
     return first

@@ -180,6 +180,9 @@ SAMPLE_VALUES: dict[str, Any] = {
     "target": 15,
     "schema": {"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"]},
     "tool_calls": [{"name": "calculator", "arguments": {"expression": "9 * 2"}}],
+    "tools": [
+        {"name": "calculator", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}}}
+    ],
     # code execution (MBPP, HumanEval, APPS)
     "tests": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"],
     "test_list": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"],

@@ -34,7 +34,7 @@ from typing import Any
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 
-__all__ = ["BUILTIN_INPUTS", "Column", "Computed", "Injection", "Input", "Value"]
+__all__ = ["BUILTIN_INPUTS", "ON_CHOICES", "TRAJECTORY_INPUTS", "Column", "Computed", "Injection", "Input", "Value"]
 
 
 class Input:
@@ -134,8 +134,24 @@ def _completion_ids(batch: Batch) -> list[Any]:
     return batch.completion_ids if batch.completion_ids is not None else [None] * batch.n
 
 
+#: Inputs that read a completion as a rollout (see :mod:`rewardsmith.core.trajectory`), and the environment.
+TRAJECTORY_INPUTS: dict[str, Input] = {
+    "trajectory": Computed(lambda batch: batch.trajectories),
+    "tool_calls": Computed(lambda batch: [list(t.calls) for t in batch.trajectories]),
+    "final_message": Computed(lambda batch: [t.final_message for t in batch.trajectories]),
+    "turns": Computed(lambda batch: [t.turns for t in batch.trajectories]),
+    "environment": Computed(lambda batch: batch.environments),
+}
+
+#: What ``completion`` holds for a trajectory: its final message, or the text of all its assistant messages.
+ON_CHOICES: dict[str, Input] = {
+    "final": Computed(lambda batch: batch.texts),
+    "all": Computed(lambda batch: batch.all_texts),
+}
+
 #: Inputs every per-sample reward can ask for by name, and how each is computed from a batch.
 BUILTIN_INPUTS: dict[str, Input] = {
+    **TRAJECTORY_INPUTS,
     "completion": Computed(lambda batch: batch.texts),
     "prompt": Computed(lambda batch: batch.prompt_texts),
     "messages": Computed(lambda batch: [batch.messages(i) for i in range(batch.n)]),
@@ -164,10 +180,21 @@ class Injection:
     """
 
     def __init__(
-        self, fn: Callable[..., Any] | None, *, reward_name: str, declared: dict[str, Input] | None = None
+        self,
+        fn: Callable[..., Any] | None,
+        *,
+        reward_name: str,
+        declared: dict[str, Input] | None = None,
+        on: str = "final",
     ) -> None:
         self.reward_name = reward_name
         declared = dict(declared or {})
+        if on not in ON_CHOICES:
+            raise RewardConfigError(
+                f"reward {reward_name!r}: on must be one of {', '.join(map(repr, ON_CHOICES))}, got {on!r}"
+            )
+        if on != "final" and fn is not None and "completion" in inspect.signature(fn).parameters:
+            declared.setdefault("completion", ON_CHOICES[on])
         self.inputs: dict[str, Input] = {}
         self.settings_like: set[str] = set()  # parameters whose default is a value, not None: settings
         self.takes_kwargs = False
@@ -240,6 +267,17 @@ class Injection:
         names += [n for i in self.inputs.values() if not isinstance(i, Column) for n in i.column_names()]
         required = set(self.required_columns)
         return [n for n in dict.fromkeys(names) if n not in required]
+
+    @property
+    def trajectory_inputs(self) -> list[str]:
+        """The rollout inputs the reward reads (``trajectory``, ``tool_calls``, ``environment``, ...).
+
+        >>> def score(final_message, tool_calls, answer): ...
+        >>> Injection(score, reward_name="demo").trajectory_inputs
+        ['tool_calls', 'final_message']
+        """
+        used = {id(i) for i in self.inputs.values()}
+        return [name for name, given in TRAJECTORY_INPUTS.items() if id(given) in used]
 
     def missing(self, columns: Iterable[str]) -> list[str]:
         """The required columns (with their fallbacks) of which ``columns`` holds none.

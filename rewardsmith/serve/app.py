@@ -46,6 +46,7 @@ from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.extras import require_extra
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
+from rewardsmith.serve.nemo_gym import responses_to_messages, verify_columns, verify_response
 from rewardsmith.serve.service import RewardService
 
 __all__ = ["ServerSettings", "create_app"]
@@ -276,6 +277,24 @@ class _Handlers:
         finally:
             self.budget.give(taken[0])
 
+    async def verify(self, request: Any) -> Any:
+        """NeMo-Gym's resources-server verify (:mod:`rewardsmith.serve.nemo_gym`)."""
+        from starlette.responses import JSONResponse
+
+        taken = [0]
+        try:
+            body = await self.body(request, taken)
+            if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
+                raise _HTTPError(400, "a verify request is a JSON object with 'response' (a Responses API object)")
+            params = body.get("responses_create_params")
+            prompt = responses_to_messages(params.get("input") if isinstance(params, dict) else None)
+            completion = responses_to_messages(body["response"].get("output"))
+            served = await self.scored([prompt], [completion], verify_columns(body))
+            reasons = "; ".join(f"{name}: {texts[0]}" for name, texts in served.reasons.items())
+            return JSONResponse(verify_response(body, served.scores[0], reasons))
+        finally:
+            self.budget.give(taken[0])
+
 
 async def _on_http_error(request: Any, exc: Exception) -> Any:
     assert isinstance(exc, _HTTPError)
@@ -314,6 +333,7 @@ def create_app(service: RewardService, settings: ServerSettings | None = None) -
             Route("/health", handlers.health, methods=["GET"]),
             Route("/score", handlers.score, methods=["POST"]),
             Route("/get_reward", handlers.get_reward, methods=["POST"]),
+            Route("/verify", handlers.verify, methods=["POST"]),
         ],
         exception_handlers={_HTTPError: _on_http_error, HTTPException: _on_starlette_error, Exception: _on_bug},
         lifespan=asynccontextmanager(lifespan),

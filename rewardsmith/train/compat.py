@@ -34,7 +34,18 @@ from rewardsmith.core.problems import ConfigError, ConfigProblems
 __all__ = ["SEED_KEYS", "comma_list", "normalize_flat", "prepare_dataset_for_trl", "split_overrides"]
 
 #: The sections of a rewardsmith config (``lora`` and ``peft`` are seed-style LoRA sections, moved into ``model``).
-SECTIONS = ("model", "dataset", "rewards", "reward_weights", "trainer", "resume_from_checkpoint", "imports", "health")
+SECTIONS = (
+    "model",
+    "dataset",
+    "rewards",
+    "reward_weights",
+    "trainer",
+    "resume_from_checkpoint",
+    "imports",
+    "health",
+    "tools",
+    "environment",
+)
 _LORA_SECTIONS = ("lora", "peft")
 
 _FLAT_MODEL = {
