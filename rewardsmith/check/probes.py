@@ -265,6 +265,15 @@ def _hedging(p: _Parts) -> Iterator[Probe]:
         yield Probe("hedging", "answer_last", f"The answer is {wrong} or {a}.")
         yield Probe("hedging", "answer_first", f"The answer is {a} or {wrong}.")
         yield Probe("hedging", "answer_lines", f"Answer: {wrong}\nAnswer: {a}")
+        boxes = f"$\\boxed{{{wrong}}}$ or $\\boxed{{{a}}}$"
+        yield Probe("hedging", "boxes_in_block", main.render(REASONING, boxes), "content")
+        yield Probe("hedging", "listed_boxes_in_block", main.render(REASONING, boxes.replace(" or ", ", ")), "content")
+        yield Probe("hedging", "or_inside_box", f"$\\boxed{{{wrong} \\text{{ or }} {a}}}$")
+        yield Probe("hedging", "lines_inside_box", f"$\\boxed{{{wrong} \\\\ {a}}}$")
+        yield Probe(
+            "hedging", "final_answer_line", f"Final Answer: The final answer is {wrong} or {a}. I hope it is correct."
+        )
+        yield Probe("hedging", "closing_sentence", f"{REASONING} So the value we want is {wrong} or {a}.")
 
 
 def _lists(p: _Parts) -> Iterator[Probe]:
