@@ -5,14 +5,19 @@
    2 ms of CPU work per sample (where 2 CPUs can help) and for the cheap
    built-in ``gsm8k_accuracy`` (where the cost of shipping shards shows).
    Runs alternate local / Ray, medians of 3; both write the same rows.
-2. The overhead per reward call of the ``ray`` reward engine vs the local pool
-   (both 2 workers, already started), for a reward that does nothing: the cost
-   of sending one sample out and its result back, per sample.
+2. The ``ray`` reward engine vs the local pool (both 2 workers, already
+   started, a call of ``SAMPLES`` samples, medians of interleaved rounds): for
+   a reward that does nothing (the engine's own cost per sample), for
+   ``gsm8k_accuracy`` (cheap; target: Ray within 1.5x of the local pool's
+   time) and for the ~2 ms reward (heavy; target: Ray at least as fast).
+
+The load average is printed at the start and the end: the machine is shared.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -22,11 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import interleaved
+from _common import interleaved, verdict
 
 from rewardsmith import Reward, evaluate
 
 ROWS = 1024
+SAMPLES = 1024
 
 
 @dataclass
@@ -75,6 +81,7 @@ def main() -> None:
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (a shared machine)")
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         data = _rows(root)
@@ -93,27 +100,39 @@ def main() -> None:
                 f"  {label:<22} local {local:>7.0f} rows/s  ray {on_ray:>7.0f} rows/s  ray/local {on_ray / local:.2f}x"
             )
 
-        samples = [f"completion {i}" for i in range(256)]
-        pool = Nothing(workers=2)
-        actors = Nothing(workers=2, engine="ray")
-        here = Nothing()
-        assert pool(completions=samples) == actors(completions=samples) == here(completions=samples)
-        times = interleaved(
-            {
-                "in process": lambda: here(completions=samples),
-                "local pool": lambda: pool(completions=samples),
-                "ray": lambda: actors(completions=samples),
-            },
-            rounds=5,
-        )
-        per = {k: v / len(samples) * 1e6 for k, v in times.items()}
-        print("overhead per reward call (one sample out and back), 2 workers, a reward that does nothing")
-        print(f"  in process  {per['in process']:>8.1f} us/sample")
-        print(f"  local pool  {per['local pool']:>8.1f} us/sample")
-        print(f"  ray actors  {per['ray']:>8.1f} us/sample   ray/local pool {per['ray'] / per['local pool']:.1f}x")
+        _engines()
+    ray.shutdown()
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+
+
+def _call(reward: object, batch: dict) -> object:
+    return lambda: reward(**batch)
+
+
+def _engines() -> None:
+    """The reward engines, local pool vs Ray actors, on calls of ``SAMPLES`` samples."""
+    from rewardsmith import get_reward
+
+    completions = [f"so it is {i}\n#### {i if i % 3 else i + 1}" for i in range(SAMPLES)]
+    answers = [str(i) for i in range(SAMPLES)]
+    cases = [
+        ("a reward that does nothing", lambda **kw: Nothing(**kw), {}, None),
+        ("gsm8k_accuracy", lambda **kw: get_reward("gsm8k_accuracy", **kw), {"answer": answers}, 1.5),
+        ("~2 ms CPU per sample", lambda **kw: BusyWork(**kw), {"answer": answers}, 1.0),
+    ]
+    print(f"reward engines, calls of {SAMPLES} samples, 2 workers each, already started (median of 5, interleaved)")
+    for label, make, columns, target in cases:
+        n = SAMPLES if target != 1.0 else SAMPLES // 4
+        pool, actors = make(workers=2), make(workers=2, engine="ray")
+        batch = {"completions": completions[:n], **{k: v[:n] for k, v in columns.items()}}
+        assert pool(**batch) == actors(**batch), "the engines disagree"
+        times = interleaved({"local": _call(pool, batch), "ray": _call(actors, batch)}, rounds=5)
+        local, on_ray = times["local"] / n * 1e6, times["ray"] / n * 1e6
+        judged = f"  ({verdict(on_ray / local, target, False)})" if target is not None else ""
+        print(f"  {label + f' ({n})':<34} local pool {local:>7.1f} us/sample  ray {on_ray:>7.1f} us/sample  "
+              f"ray/local {on_ray / local:.2f}x{judged}")  # fmt: skip
         pool.close()
         actors.close()
-    ray.shutdown()
 
 
 if __name__ == "__main__":

@@ -10,16 +10,18 @@ no isolation, no limits and no verdict it could trust. Both are run with one
 and with two at a time (the reward's ``workers``; a thread pool for the bare
 runs), in interleaved rounds, and compared by medians measured in this one run.
 
-The sandbox starts the next sandbox while a program runs (``prestart``, the
-default): with one worker, that start runs on the other core, so the one-worker
-figure uses more than one core. The scaling from one to two workers is
-therefore measured with ``prestart`` off too (the CPU each program costs).
+The headline rows use the defaults (``prestart="auto"``: with one worker on a
+machine of more CPUs, the next sandbox starts on an idle core while a program
+runs; with as many workers as CPUs, none starts ahead). Rows with ``prestart``
+forced on and off show what each setting gives at each worker count. The load
+average is printed at the start and the end: the machine is shared.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,7 +38,8 @@ from rewardsmith import get_reward
 from rewardsmith.data import prepare_dataset
 from rewardsmith.sandbox import detect
 
-MBPP = Path(__file__).resolve().parents[2] / "shared" / "data" / "mbpp.jsonl"
+_DATA = [p / "shared" / "data" for p in Path(__file__).resolve().parents if (p / "shared" / "data").is_dir()]
+MBPP = (_DATA[0] if _DATA else Path("shared/data")) / "mbpp.jsonl"
 N_TRIVIAL = 200
 N_MBPP = 200
 ROUNDS = 3
@@ -52,11 +55,17 @@ def _bare_files(programs: list[str], folder: Path) -> list[Path]:
     return paths
 
 
-def _bare(python: str, paths: list[Path], workers: int) -> float:
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that ended (sandboxes started here, bare runs)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _bare(python: str, paths: list[Path], workers: int) -> tuple[float, float]:
     def one(path: Path) -> int:
         return subprocess.run([python, str(path)], capture_output=True, timeout=60).returncode
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     if workers == 1:
         codes = [one(p) for p in paths]
     else:
@@ -64,15 +73,16 @@ def _bare(python: str, paths: list[Path], workers: int) -> float:
             codes = list(pool.map(one, paths))
     elapsed = time.perf_counter() - started
     assert sum(c != 0 for c in codes) <= len(codes) // 50, "the bare runs failed"
-    return elapsed
+    return elapsed, _cpu() - cpu
 
 
-def _sandboxed(reward, completions: list[str], tests: list[str]) -> float:
-    started = time.perf_counter()
+def _sandboxed(reward, completions: list[str], tests: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (the CPU only counts where the reward runs in this process: one worker)."""
+    started, cpu = time.perf_counter(), _cpu()
     scores = reward(completions=completions, tests=tests)
     elapsed = time.perf_counter() - started
     assert sum(s == 1.0 for s in scores) >= 0.98 * len(scores), f"only {sum(s == 1.0 for s in scores)} passed"
-    return elapsed
+    return elapsed, _cpu() - cpu
 
 
 def _workloads() -> dict[str, tuple[list[str], list[str], list[str]]]:
@@ -94,48 +104,53 @@ def main() -> None:
     iso = detect()
     print(f"sandbox: {iso.mode} ({iso.reason}); interpreter {iso.python}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at the start (a shared machine)")
+    settings = {"": {}, ", prestart on": {"prestart": 2}, ", prestart off": {"prestart": 0}}
     rewards = {
-        (w, pre): get_reward("code_tests", workers=w, test_timeout=10.0, backend_settings={"prestart": pre})
+        (w, label): get_reward("code_tests", workers=w, test_timeout=10.0, backend_settings=extra)
         for w in (1, 2)
-        for pre in (True, False)
+        for label, extra in settings.items()
     }
     with tempfile.TemporaryDirectory() as folder:
         for name, (bare_programs, completions, tests) in _workloads().items():
             paths = _bare_files(bare_programs, Path(folder) / name.replace(" ", "_"))
             for reward in rewards.values():
                 reward(completions=completions[:4], tests=tests[:4])  # start the worker pools
-            times: dict[str, list[float]] = {}
+            times: dict[str, list[tuple[float, float]]] = {}
             for _ in range(ROUNDS):
                 for workers in (1, 2):
                     times.setdefault(f"bare, {workers} at a time", []).append(_bare(iso.python, paths, workers))
-                    for pre in (True, False):
-                        key = f"sandbox, {workers} worker(s){'' if pre else ', no prestart'}"
-                        times.setdefault(key, []).append(_sandboxed(rewards[workers, pre], completions, tests))
+                    for label in settings:
+                        key = f"sandbox, {workers} worker(s){label}"
+                        times.setdefault(key, []).append(_sandboxed(rewards[workers, label], completions, tests))
                 times.setdefault("bare, this interpreter", []).append(_bare(sys.executable, paths, 1))
-            m = {key: statistics.median(values) for key, values in times.items()}
-            n = len(paths)
-            print(f"\n{name}: {n} programs, median of {ROUNDS} interleaved rounds")
-            for key, value in m.items():
-                print(f"  {key:36s} {value:7.2f} s   {n / value:7.1f} programs/s")
-            ratios = [
-                ("sandbox / bare, 1 at a time", m["sandbox, 1 worker(s)"] / m["bare, 1 at a time"], 1.3, False),
-                ("  (bare on this interpreter)", m["sandbox, 1 worker(s)"] / m["bare, this interpreter"], 1.3, False),
-                ("  (no prestart)", m["sandbox, 1 worker(s), no prestart"] / m["bare, 1 at a time"], None, False),
-                ("sandbox / bare, 2 at a time", m["sandbox, 2 worker(s)"] / m["bare, 2 at a time"], None, False),
-                ("sandbox, 2 vs 1 workers", m["sandbox, 1 worker(s)"] / m["sandbox, 2 worker(s)"], 1.6, True),
-                (
-                    "  (no prestart)",
-                    m["sandbox, 1 worker(s), no prestart"] / m["sandbox, 2 worker(s), no prestart"],
-                    1.6,
-                    True,
-                ),
-                ("bare, 2 vs 1 at a time", m["bare, 1 at a time"] / m["bare, 2 at a time"], None, True),
-            ]
-            for label, value, target, higher in ratios:
-                judged = f"  ({verdict(value, target, higher)})" if target is not None else ""
-                print(f"  {label:36s} {value:.2f}x{judged}")
+            _report(name, len(paths), times, settings)
     for reward in rewards.values():
         reward.close()
+    print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
+
+
+def _report(name: str, n: int, times: dict[str, list[tuple[float, float]]], settings: dict) -> None:
+    m = {key: statistics.median(wall for wall, _ in values) for key, values in times.items()}
+    cpu = {key: statistics.median(c for _, c in values) / n * 1000 for key, values in times.items()}
+    print(f"\n{name}: {n} programs, median of {ROUNDS} interleaved rounds")
+    for key, value in m.items():
+        print(f"  {key:36s} {value:7.2f} s   {n / value:7.1f} programs/s")
+    ratios = [
+        ("sandbox / bare, 1 at a time", m["sandbox, 1 worker(s)"] / m["bare, 1 at a time"], 1.3, False),
+        ("  (bare on this interpreter)", m["sandbox, 1 worker(s)"] / m["bare, this interpreter"], None, False),
+        ("sandbox / bare, 2 at a time", m["sandbox, 2 worker(s)"] / m["bare, 2 at a time"], None, False),
+        ("sandbox, 2 vs 1 workers", m["sandbox, 1 worker(s)"] / m["sandbox, 2 worker(s)"], 1.6, True),
+    ]
+    for label in list(settings)[1:]:
+        one, two = m[f"sandbox, 1 worker(s){label}"], m[f"sandbox, 2 worker(s){label}"]
+        ratios.append((f"  ({label[2:]}) / bare, 1 at a time", one / m["bare, 1 at a time"], None, False))
+        ratios.append((f"  ({label[2:]}) 2 vs 1 workers", one / two, None, True))
+    ratios.append(("bare, 2 vs 1 at a time", m["bare, 1 at a time"] / m["bare, 2 at a time"], None, True))
+    for label, value, target, higher in ratios:
+        judged = f"  ({verdict(value, target, higher)})" if target is not None else ""
+        print(f"  {label:36s} {value:.2f}x{judged}")
+    bare, boxed = cpu["bare, 1 at a time"], cpu["sandbox, 1 worker(s), prestart off"]
+    print(f"  CPU per program, one at a time: bare {bare:.1f} ms, sandbox {boxed:.1f} ms ({boxed / bare:.2f}x)")
 
 
 if __name__ == "__main__":

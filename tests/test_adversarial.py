@@ -8,13 +8,18 @@ stated reason.
 
 Time (the default run; the exhaustive one is marked slow): every family is screened at 10 KB and 100 KB,
 then the slowest families and any that look super-linear are timed again up to 1 MB (best of repeats):
-at most 15x time per 10x size, at most 3 s per MB.
+CPU time fitted over the sizes grows at most 15x per 10x size, at most 3 CPU seconds per MB. CPU time, so
+that the verdict is the algorithm's and not the machine's: toy scorers show that a quadratic one is caught
+and a linear one passes, on a quiet machine and with every core kept busy.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -24,10 +29,13 @@ from rewardsmith.check.adversarial import (
     PROMPT,
     SIZES,
     Growth,
+    cpu_seconds,
+    family,
     fuzz_targets,
     measure_growth,
     sample_columns,
 )
+from rewardsmith.core.processes import usable_cpus
 from rewardsmith.core.registry import registered_target
 
 pytestmark = pytest.mark.xdist_group("adversarial")
@@ -104,6 +112,68 @@ def test_time_grows_linearly_on_every_family_up_to_1_mb(target):
         if target.reward is not None:
             target.reward.close()
     assert not problems, f"{target.name}:\n" + "\n".join(problems)
+
+
+# -- the rule itself: a quadratic scorer is caught, a linear one is not, however busy the machine -------------
+
+
+def _linear(text: str) -> int:
+    """A hash of every character, three times over: pure-Python work in proportion to the text (~0.15 s per MB)."""
+    h = 0
+    for _ in range(3):
+        for ch in text:
+            h = (h * 31 + ord(ch)) & 0xFFFF
+    return h
+
+
+def _rescans(text: str) -> int:
+    """A search from every eighth position to the end: quadratic (~0.2 s at 100 KB, ~20 s at 1 MB)."""
+    return sum(text.count("b", i) for i in range(0, len(text), 8))
+
+
+def _backtracks(text: str) -> bool:
+    """A regex that fails late from every start: the quadratic shape the fuzz families are built to find."""
+    return re.search(r"a+b", text) is not None
+
+
+@pytest.fixture(params=["quiet", "every core busy"])
+def clock(request):
+    """The fuzz clock, with (or without) a busy loop per usable CPU running beside it, which it must not count."""
+    if request.param == "quiet":
+        yield cpu_seconds
+        return
+    loaders = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(usable_cpus())]
+    try:
+        yield functools.partial(cpu_seconds, exclude={p.pid for p in loaders})
+    finally:
+        for loader in loaders:
+            loader.kill()
+            loader.wait()
+
+
+def test_the_growth_rule_catches_a_quadratic_scorer_and_passes_a_linear_one(clock):
+    run = family("run:a")
+    linear = measure_growth(_linear, run, SIZES, repeats=2, give_up=20.0, clock=clock)
+    assert not linear.problems(), linear.describe()
+    assert linear.per_10x(floor=1e-3) < 15, linear.describe()  # fitted on the times themselves, however small
+
+    for quadratic in (_rescans, _backtracks):
+        growth = measure_growth(quadratic, run, SIZES, repeats=2, give_up=2.0, clock=clock)
+        found = " ".join(growth.problems())
+        assert "CPU time per 10x size" in found and "at 1 MB" in found, growth.describe()
+        assert growth.per_10x() > 15, growth.describe()
+
+
+def test_cpu_time_counts_the_work_of_child_processes_and_not_the_waiting():
+    """A scorer that runs its work in a subprocess is charged for it; one that sleeps is not."""
+    code = "sum(range(3_000_000))"
+    before = cpu_seconds()
+    subprocess.run([sys.executable, "-c", code], check=True)
+    spawned = cpu_seconds() - before
+    before = cpu_seconds()
+    subprocess.run([sys.executable, "-c", "import time; time.sleep(0.3)"], check=True)
+    slept = cpu_seconds() - before
+    assert spawned > slept + 0.02, (spawned, slept)
 
 
 # -- invisible characters never earn a higher score ----------------------------------------------------------

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import pickle
-import time
 from pathlib import Path
 
 import pytest
+from cpu_timing import assert_linear
 from sandbox_helpers import block, requires_sandbox, stdio
 
 from rewardsmith import get_reward
@@ -233,20 +233,17 @@ def test_the_reward_pickles_and_still_scores(reward):
 def test_adversarial_completions_take_linear_time(unit):
     r = get_reward("code_tests", workers=1, max_code_chars=1000)
     tests = [stdio("1")]
-    times = []
-    for size in (10_000, 100_000, 1_000_000):
-        text = (unit * (size // len(unit) + 1))[:size]
-        started = time.perf_counter()
-        score = r(completions=[text], tests=tests)
-        times.append(time.perf_counter() - started)
-        assert score == [0.0]
-    assert times[2] < 3.0 and times[2] < 15 * max(times[1], 0.01), times
+
+    def score(text: str) -> None:
+        assert r(completions=[text], tests=tests) == [0.0]
+
+    score("warm up")  # the worker starts here, not inside a measurement
+    assert_linear(score, lambda n: unit * (n // len(unit) + 1), f"repeat:{unit!r}")
 
 
 def test_many_slow_inputs_stop_at_the_sample_budget():
     r = get_reward("code_tests", workers=1, test_timeout=2.0, max_seconds=1.0)
     tests = json.dumps({"format": "stdio", "inputs": ["1"] * 10, "outputs": ["1"] * 10})
-    started = time.perf_counter()
     result = r.explain(completions=[block("import time\ntime.sleep(0.4)\nprint(input())")], tests=[tests])[0]
-    assert time.perf_counter() - started < 6 and 0 < result.metrics["passed"] < 10
+    assert 0 < result.metrics["passed"] < 10  # stopped by the budget: all ten inputs would take 4 s
     assert "max_seconds=1" in result.reason

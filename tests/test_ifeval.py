@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 import random
 import re
-import time
 
 import pytest
+from cpu_timing import assert_linear
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -534,14 +534,11 @@ HOSTILE = ["a", "\n", "*", "Mr. ", "A. ", "[", "<", "* x\n", "\n*", "***\n", "<t
 
 def _assert_linear(reward: IFEval, ids: list[str], kwargs: list[dict], unit: str) -> None:
     reward(completions=["warm up. Hello."], instruction_id_list=[ids], kwargs=[kwargs])
-    times = []
-    for size in (10_000, 100_000, 1_000_000):
-        text = (unit * (size // len(unit) + 1))[:size]
-        start = time.perf_counter()
-        reward(completions=[text], instruction_id_list=[ids], kwargs=[kwargs])
-        times.append(time.perf_counter() - start)
-    assert times[2] <= 3.0, times
-    assert times[2] <= 15 * max(times[1], 0.05), times
+    assert_linear(
+        lambda text: reward(completions=[text], instruction_id_list=[ids], kwargs=[kwargs]),
+        lambda n: unit * (n // len(unit) + 1),
+        f"repeat:{unit!r}",
+    )
 
 
 @pytest.mark.slow

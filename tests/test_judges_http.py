@@ -18,6 +18,7 @@ import time
 import pytest
 
 from rewardsmith import MissingColumnError, RewardConfigError, get_reward
+from rewardsmith.http.ratelimit import RateLimiter
 from rewardsmith.http.testing import LocalChatServer, RecordedRequest, Reply
 from rewardsmith.judges import LLMJudge, Principles, ReferenceFidelity
 
@@ -101,7 +102,7 @@ def test_retry_after_ms_and_a_wait_too_long_to_honour(server, make_judge):
     start = time.monotonic()
     result = make_judge(max_wait=30).check("answer 5")
     assert result.score is None and "max_wait" in result.error
-    assert len(server.requests) == 1 and time.monotonic() - start < 2
+    assert len(server.requests) == 1 and time.monotonic() - start < 60  # did not wait the hour
 
 
 def test_a_hanging_server_times_out_and_the_sample_scores_none(server, make_judge):
@@ -111,7 +112,7 @@ def test_a_hanging_server_times_out_and_the_sample_scores_none(server, make_judg
     assert result.score is None
     assert "request_timeout=0.2s" in result.error and "3 attempts" in result.error
     assert len(server.requests) == 3
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 60  # each attempt timed out (the server never answers)
 
 
 def test_permanent_failure_is_none_never_zero(server, make_judge, caplog):
@@ -151,21 +152,27 @@ def test_in_flight_requests_never_exceed_max_concurrency(server, make_judge):
     failures = iter([Reply.error(500)] * 10)
     server.respond = lambda request: next(failures, None) or digit_verdict(request)
     judge = make_judge(max_concurrency=8)
-    start = time.monotonic()
     scores = run(judge, completions=[f"answer {i % 10 + 1} #{i}" for i in range(64)])
-    elapsed = time.monotonic() - start
     assert all(s is not None for s in scores)
     assert len(server.requests) == 74  # 64 + 10 retries
-    assert server.max_in_flight == 8  # the limit was reached and never exceeded
-    assert elapsed < 74 / 8 * 0.05 * 3  # and requests really ran concurrently
+    assert server.max_in_flight == 8  # the limit was reached (requests really ran concurrently) and never exceeded
 
 
-def test_requests_per_minute_spaces_requests(server, make_judge):
+def test_requests_per_minute_spaces_requests(server, make_judge, monkeypatch):
+    granted = []  # the moment each request slot was granted (arrivals at the server bunch up on a busy machine)
+    take = RateLimiter.try_acquire
+
+    def spy(limiter):
+        wait = take(limiter)
+        if wait <= 0:
+            granted.append(limiter._next - limiter.interval)
+        return wait
+
+    monkeypatch.setattr(RateLimiter, "try_acquire", spy)
     judge = make_judge(requests_per_minute=600)  # one every 0.1 s
     run(judge, completions=[f"answer {i}" for i in range(1, 7)])
-    starts = sorted(r.started for r in server.requests)
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    assert len(starts) == 6 and min(gaps) >= 0.07 and starts[-1] - starts[0] >= 0.48, gaps
+    gaps = [b - a for a, b in itertools.pairwise(granted)]
+    assert len(server.requests) == len(granted) == 6 and min(gaps) >= 0.1 - 1e-9, gaps
 
 
 def test_cache_hit_on_rerun_costs_no_request(server, make_judge, tmp_path):
@@ -224,11 +231,10 @@ def test_an_unreachable_endpoint_fails_fast(make_judge):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nothing listens here once the socket is closed
     judge = make_judge(base_url=f"http://127.0.0.1:{port}/v1", max_retries=3, backoff=0.05, max_concurrency=2)
-    start = time.monotonic()
     results = judge.explain(completions=[f"answer {i}" for i in range(20)])
     assert all(r.score is None for r in results)
     assert "is the server running?" in results[-1].error
-    assert time.monotonic() - start < 2  # not 20 samples x 4 attempts with back-off
+    assert judge.usage.retries <= 2 * 3  # the two slots' first tries, not 20 samples x 4 attempts with back-off
 
 
 def test_pickled_judge_keeps_working(server, make_judge):
@@ -279,15 +285,14 @@ def test_reference_fidelity_requires_its_column(server, make_judge):
 
 
 def test_judges_run_concurrently_inside_an_event_loop(server, make_judge):
-    server.delay = 0.2
+    server.delay = 0.5  # long enough that the three requests are all in flight together, however busy the machine
     a, b = make_judge(cache=None), make_judge(cache=None, rubric="another rubric")
 
     async def both():
         return await asyncio.gather(a(completions=["answer 10"] * 2), b(completions=["answer 1", "answer 2"]))
 
-    start = time.monotonic()
     assert asyncio.run(both()) == [[1.0, 1.0], [0.0, pytest.approx(1 / 9)]]
-    assert time.monotonic() - start < 0.55  # three requests overlapped, as TRL's asyncio.gather runs them
+    assert server.max_in_flight == 3  # three requests overlapped, as TRL's asyncio.gather runs them
 
 
 def test_usage_is_logged_through_log_metric(server, make_judge):

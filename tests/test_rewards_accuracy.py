@@ -160,7 +160,7 @@ def test_math_hard_timeout_bounds_hostile_answers():
         assert hostile(completions=[r"\boxed{\frac{1}{3}}"], answer=[r"\frac{1}{3}"]) == [1.0]
         started = time.monotonic()
         scores = hostile(completions=[completion], answer=[r"\frac{1}{3}"])
-        assert time.monotonic() - started < 2.0 + 1.0 + 1.5  # the timeout plus a second, plus CI slack
+        assert time.monotonic() - started < 2.0 + 20.0  # the timeout fired: each of these runs for minutes or more
         assert scores[0] in (0.0, None)
     assert hostile(completions=[r"\boxed{\frac{1}{3}}"], answer=[r"\frac{1}{3}"]) == [1.0]  # and it still works
     hostile.close()

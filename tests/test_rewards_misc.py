@@ -151,9 +151,11 @@ def test_tool_calls_partial_order_extras_and_types():
     r = get_reward("tool_call_match")
     first_only = _text_calls(EXPECTED[0])
     extra = _text_calls(*EXPECTED, {"name": "delete", "arguments": {}})
-    assert r(completions=[first_only, extra], tool_calls=[EXPECTED, EXPECTED]) == [0.5, pytest.approx(2 / 3)]
+    # F1 of matched calls: one of two expected (2/3), two of two expected among three made (4/5)
+    assert r(completions=[first_only, extra], tool_calls=[EXPECTED, EXPECTED]) == [pytest.approx(2 / 3), 0.8]
     swapped = _text_calls(EXPECTED[1], EXPECTED[0])
-    assert get_reward("tool_call_match", ordered=True)(completions=[swapped], tool_calls=[EXPECTED]) == [0.0]
+    # in order, only one of the two swapped calls can count (the longest matching subsequence)
+    assert get_reward("tool_call_match", ordered=True)(completions=[swapped], tool_calls=[EXPECTED]) == [0.5]
     true_not_one = _text_calls({"name": "open", "arguments": {"id": True}})
     assert r(completions=[true_not_one], tool_calls=[[EXPECTED[1]]]) == [0.0]
     assert get_reward("tool_call_match", partial_credit=False)(completions=[first_only], tool_calls=[EXPECTED]) == [0.0]

@@ -36,6 +36,7 @@ LAYERS = [
     "integrations",
     "serve",
     "demo",
+    "demo_tools",
     "cli",
 ]
 

@@ -9,9 +9,9 @@ and measures how a reward's time grows with their size:
 
 * :data:`FAMILIES`: runs of one character, repeated (unclosed) tags and
   markers, deep nesting, and random mixes, each at any size;
-* :func:`measure_growth`: the time of one call at 10 KB, 100 KB and 1 MB,
-  giving up on a size (and extrapolating) when the growth seen so far
-  predicts more than a budget;
+* :func:`measure_growth`: the CPU time of one call at 10 KB, 100 KB and
+  1 MB (best of repeats, :func:`cpu_seconds`), giving up on a size (and
+  extrapolating) when the growth seen so far predicts more than a budget;
 * :func:`fuzz_targets`: every registered reward (built with its defaults, or
   the settings in :data:`FUZZ_SETTINGS`) and the judge verdict parser, each
   as a function of one completion text; rewards that need a network endpoint
@@ -20,8 +20,11 @@ and measures how a reward's time grows with their size:
   require, so that a reward is called with a row like a real one.
 
 The rule the fuzz test enforces (``tests/test_adversarial.py``): on every
-family, 10x the size costs at most about 15x the time, and 1 MB takes at most
-3 seconds.
+family, the CPU time fitted over all sizes grows at most 15x per 10x size,
+and 1 MB takes at most 3 CPU seconds. CPU time, not wall time: the rule
+judges the algorithm, not how busy the machine is (a process waiting for a
+core uses none), and a verdict that breaks the rule is measured once more
+before it stands.
 
 >>> [f.name for f in FAMILIES][:3]
 ['run:\\\\n', 'run:space', 'run:a']
@@ -34,15 +37,13 @@ family, 10x the size costs at most about 15x the time, and 1 MB takes at most
 
 from __future__ import annotations
 
-import itertools
-import math
 import random
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from rewardsmith.check.growth import MB, Growth, cpu_seconds, measure_growth
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 
 __all__ = [
@@ -54,13 +55,14 @@ __all__ = [
     "FuzzTarget",
     "Growth",
     "MissingSampleValue",
+    "cpu_seconds",
     "family",
     "fuzz_targets",
     "measure_growth",
     "sample_columns",
 ]
 
-KB, MB = 1_000, 1_000_000
+KB = 1_000
 SIZES = (10 * KB, 100 * KB, MB)
 
 
@@ -160,128 +162,6 @@ def family(name: str) -> Family:
     return _BY_NAME[name]
 
 
-# -- timing ------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Growth:
-    """How one call's time grew over the sizes of one family.
-
-    ``seconds[size]`` is the best of the repeats, or ``None`` where the size was
-    not run because the growth seen so far predicted more than the budget;
-    ``estimate[size]`` is then that prediction.
-    """
-
-    family: str
-    seconds: dict[int, float | None] = field(default_factory=dict)
-    estimate: dict[int, float] = field(default_factory=dict)
-
-    def time(self, size: int) -> float | None:
-        """The measured time at ``size``, else the estimate, else ``None``."""
-        measured = self.seconds.get(size)
-        return measured if measured is not None else self.estimate.get(size)
-
-    @property
-    def largest(self) -> tuple[int, float]:
-        """The largest size reached (measured or estimated) and its time."""
-        size = max(s for s in self.seconds if self.time(s) is not None)
-        return size, self.time(size)  # type: ignore[return-value]
-
-    def ratios(self, floor: float = 5e-3) -> list[tuple[int, int, float]]:
-        """``(small, large, time ratio scaled to a 10x size step)`` for each step.
-
-        Times below ``floor`` count as ``floor``: timer noise on sub-millisecond calls is not growth.
-        """
-        sizes = sorted(s for s in self.seconds if self.time(s) is not None)
-        out = []
-        for small, large in itertools.pairwise(sizes):
-            step = math.log10(large / small)
-            ratio = max(self.time(large), floor) / max(self.time(small), floor)  # type: ignore[arg-type]
-            out.append((small, large, ratio ** (1 / step) if step else ratio))
-        return out
-
-    def problems(self, max_ratio: float = 15.0, seconds_per_mb: float = 3.0, floor: float = 5e-3) -> list[str]:
-        """What breaks the rule: growth above ``max_ratio`` per 10x size, or more than ``seconds_per_mb`` per MB.
-
-        Growth is judged where the larger size takes at least a tenth of its time budget: below that, a
-        step from 100 KB to 1 MB grows by the memory hierarchy (lists that leave the CPU caches), not by
-        the algorithm, and whatever the growth, the time is far inside the budget.
-        """
-        found = []
-        for small, large, ratio in self.ratios(floor):
-            took = self.time(large) or 0.0
-            if ratio > max_ratio and took > max(floor, 0.1 * seconds_per_mb * large / MB):
-                found.append(f"{self.family}: {ratio:.0f}x time for 10x size ({_size(small)} -> {_size(large)})")
-        for size in self.seconds:
-            seconds = self.time(size)
-            if seconds is not None and seconds > max(seconds_per_mb * size / MB, floor * 10):
-                how = "measured" if self.seconds[size] is not None else "extrapolated"
-                found.append(f"{self.family}: {seconds:.3g} s at {_size(size)} ({how})")
-        return found
-
-    def describe(self) -> str:
-        """The times as ``10 KB 0.001 s, 100 KB ~12 s (extrapolated), ...``."""
-        parts = []
-        for size in sorted(self.seconds):
-            measured = self.seconds[size]
-            if measured is not None:
-                parts.append(f"{_size(size)} {measured:.4f} s")
-            elif size in self.estimate:
-                parts.append(f"{_size(size)} ~{self.estimate[size]:.3g} s (extrapolated)")
-        return ", ".join(parts)
-
-
-def _size(n: int) -> str:
-    return f"{n // MB} MB" if n >= MB else f"{n // KB} KB"
-
-
-def _best_of(call: Callable[[str], Any], text: str, repeats: int) -> float:
-    best = math.inf
-    for _ in range(max(1, repeats)):
-        start = time.perf_counter()
-        call(text)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def measure_growth(
-    call: Callable[[str], Any],
-    fam: Family,
-    sizes: Sequence[int] = SIZES,
-    *,
-    repeats: int | Sequence[int] = 1,
-    give_up: float = 10.0,
-) -> Growth:
-    """Time ``call(text)`` on ``fam``'s member of each size (best of ``repeats``), smallest first.
-
-    A size is not run when the growth seen so far (quadratic before there
-    is a step to go by) predicts more than ``give_up`` seconds for it; its
-    time is then extrapolated, and so are the larger sizes'.
-
-    >>> g = measure_growth(lambda text: text.count("a"), family("run:a"), sizes=(1000, 10_000), repeats=3)
-    >>> sorted(g.seconds), g.problems()
-    ([1000, 10000], [])
-    """
-    counts = [repeats] * len(sizes) if isinstance(repeats, int) else list(repeats)
-    growth = Growth(fam.name)
-    previous: tuple[int, float] | None = None
-    exponent = 2.0
-    for size, count in zip(sizes, counts):
-        if previous is not None:
-            predicted = max(previous[1], 1e-6) * (size / previous[0]) ** exponent
-            if predicted > give_up:
-                growth.seconds[size] = None
-                growth.estimate[size] = predicted
-                previous = (size, predicted)
-                continue
-        seconds = _best_of(call, fam.text(size), count)
-        growth.seconds[size] = seconds
-        if previous is not None and previous[1] > 1e-3 and seconds > 1e-3:
-            exponent = max(1.0, math.log(seconds / previous[1]) / math.log(size / previous[0]))
-        previous = (size, seconds)
-    return growth
-
-
 # -- what is fuzzed ------------------------------------------------------------------------------------------
 
 PROMPT = "Natalia sold 9 clips a day for 2 days. How many clips did she sell? Think, then answer."
@@ -300,6 +180,9 @@ SAMPLE_VALUES: dict[str, Any] = {
     "target": 15,
     "schema": {"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"]},
     "tool_calls": [{"name": "calculator", "arguments": {"expression": "9 * 2"}}],
+    "tools": [
+        {"name": "calculator", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}}}
+    ],
     # code execution (MBPP, HumanEval, APPS)
     "tests": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"],
     "test_list": ["assert add(1, 2) == 3", "assert add(-1, 1) == 0"],

@@ -41,6 +41,8 @@ class RewardInfo:
     required_columns: list[str] = field(default_factory=list)
     optional_columns: list[str] = field(default_factory=list)
     kind: str = ""
+    #: The rollout inputs it reads (``trajectory``, ``tool_calls``, ``final_message``, ``turns``, ``environment``).
+    trajectory_inputs: list[str] = field(default_factory=list)
 
 
 def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
@@ -74,6 +76,7 @@ def describe_reward(spec: Any, /, **settings: Any) -> RewardInfo:
         needs,
         optional,
         kind,
+        made.injection.trajectory_inputs,
     )
 
 

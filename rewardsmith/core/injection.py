@@ -34,7 +34,7 @@ from typing import Any
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 
-__all__ = ["BUILTIN_INPUTS", "Column", "Computed", "Injection", "Input", "Value"]
+__all__ = ["BUILTIN_INPUTS", "ON_CHOICES", "TRAJECTORY_INPUTS", "Column", "Computed", "Injection", "Input", "Value"]
 
 
 class Input:
@@ -134,8 +134,24 @@ def _completion_ids(batch: Batch) -> list[Any]:
     return batch.completion_ids if batch.completion_ids is not None else [None] * batch.n
 
 
+#: Inputs that read a completion as a rollout (see :mod:`rewardsmith.core.trajectory`), and the environment.
+TRAJECTORY_INPUTS: dict[str, Input] = {
+    "trajectory": Computed(lambda batch: batch.trajectories),
+    "tool_calls": Computed(lambda batch: [list(t.calls) for t in batch.trajectories]),
+    "final_message": Computed(lambda batch: [t.final_message for t in batch.trajectories]),
+    "turns": Computed(lambda batch: [t.turns for t in batch.trajectories]),
+    "environment": Computed(lambda batch: batch.environments),
+}
+
+#: What ``completion`` holds for a trajectory: its final message, or the text of all its assistant messages.
+ON_CHOICES: dict[str, Input] = {
+    "final": Computed(lambda batch: batch.texts),
+    "all": Computed(lambda batch: batch.all_texts),
+}
+
 #: Inputs every per-sample reward can ask for by name, and how each is computed from a batch.
 BUILTIN_INPUTS: dict[str, Input] = {
+    **TRAJECTORY_INPUTS,
     "completion": Computed(lambda batch: batch.texts),
     "prompt": Computed(lambda batch: batch.prompt_texts),
     "messages": Computed(lambda batch: [batch.messages(i) for i in range(batch.n)]),
@@ -164,10 +180,21 @@ class Injection:
     """
 
     def __init__(
-        self, fn: Callable[..., Any] | None, *, reward_name: str, declared: dict[str, Input] | None = None
+        self,
+        fn: Callable[..., Any] | None,
+        *,
+        reward_name: str,
+        declared: dict[str, Input] | None = None,
+        on: str = "final",
     ) -> None:
         self.reward_name = reward_name
         declared = dict(declared or {})
+        if on not in ON_CHOICES:
+            raise RewardConfigError(
+                f"reward {reward_name!r}: on must be one of {', '.join(map(repr, ON_CHOICES))}, got {on!r}"
+            )
+        if on != "final" and fn is not None and "completion" in inspect.signature(fn).parameters:
+            declared.setdefault("completion", ON_CHOICES[on])
         self.inputs: dict[str, Input] = {}
         self.settings_like: set[str] = set()  # parameters whose default is a value, not None: settings
         self.takes_kwargs = False
@@ -180,6 +207,23 @@ class Injection:
             signature = inspect.signature(fn)
         except (TypeError, ValueError) as exc:  # builtins without signatures
             raise RewardConfigError(f"cannot read the parameters of reward {reward_name!r}: {exc}") from exc
+        names = self._read_parameters(signature, declared)
+        if declared:
+            if not self.takes_kwargs:
+                raise RewardConfigError(
+                    f"reward {reward_name!r} has no setting {sorted(declared)[0]!r}; "
+                    f"its parameters are: {', '.join(names) or 'none'}"
+                )
+            # Declared inputs the signature does not name reach the function through **kwargs, when present.
+            self.inputs.update((name, _required_by_default(value, False)) for name, value in declared.items())
+        self._index()
+
+    def _read_parameters(self, signature: inspect.Signature, declared: dict[str, Input]) -> list[str]:
+        """The input of each parameter (what ``declared`` says, a built-in input, or a column of its name).
+
+        Fills ``inputs``, ``positional``, ``takes_kwargs`` and ``settings_like``; takes from ``declared`` what
+        the signature names, and returns the parameters' names.
+        """
         names: list[str] = []
         for param in signature.parameters.values():
             if param.kind is param.POSITIONAL_OR_KEYWORD and len(self.positional) == len(names):
@@ -190,7 +234,7 @@ class Injection:
                 continue
             elif param.kind is param.POSITIONAL_ONLY:
                 raise RewardConfigError(
-                    f"reward {reward_name!r} has the positional-only parameter {param.name!r}; "
+                    f"reward {self.reward_name!r} has the positional-only parameter {param.name!r}; "
                     "per-sample rewards receive their inputs by name, so drop the '/' from the signature"
                 )
             else:
@@ -204,15 +248,7 @@ class Injection:
                 elif isinstance(given, Column) and given.required is None:
                     given = Column(given.name, *given.fallbacks, required=not has_default)
                 self.inputs[param.name] = given
-        if declared:
-            if not self.takes_kwargs:
-                raise RewardConfigError(
-                    f"reward {reward_name!r} has no setting {sorted(declared)[0]!r}; "
-                    f"its parameters are: {', '.join(names) or 'none'}"
-                )
-            # Declared inputs the signature does not name reach the function through **kwargs, when present.
-            self.inputs.update((name, _required_by_default(value, False)) for name, value in declared.items())
-        self._index()
+        return names
 
     def _index(self) -> None:
         """Work out once what every batch would otherwise recompute (the inputs do not change)."""
@@ -240,6 +276,17 @@ class Injection:
         names += [n for i in self.inputs.values() if not isinstance(i, Column) for n in i.column_names()]
         required = set(self.required_columns)
         return [n for n in dict.fromkeys(names) if n not in required]
+
+    @property
+    def trajectory_inputs(self) -> list[str]:
+        """The rollout inputs the reward reads (``trajectory``, ``tool_calls``, ``environment``, ...).
+
+        >>> def score(final_message, tool_calls, answer): ...
+        >>> Injection(score, reward_name="demo").trajectory_inputs
+        ['tool_calls', 'final_message']
+        """
+        used = {id(i) for i in self.inputs.values()}
+        return [name for name, given in TRAJECTORY_INPUTS.items() if id(given) in used]
 
     def missing(self, columns: Iterable[str]) -> list[str]:
         """The required columns (with their fallbacks) of which ``columns`` holds none.

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from rewardsmith.core.errors import MissingColumnError, RewardConfigError
+from rewardsmith.core.trajectory import Trajectory, trajectory
 
 __all__ = [
     "RESERVED_KWARGS",
@@ -57,17 +58,21 @@ def _is_message(obj: Any) -> bool:
     return isinstance(obj, dict) and ("content" in obj or "role" in obj or "tool_calls" in obj)
 
 
-def completion_text(completion: Any) -> str:
+def completion_text(completion: Any, on: str = "final") -> str:
     """The text of one completion, plain or conversational.
 
-    A conversational completion is a list of messages; its text is the content
-    of its assistant messages (all of them when the completion spans several
-    turns, joined by newlines).
+    A conversational completion is a list of messages. One message: its
+    content. A trajectory (tool calls and results, several turns): its final
+    message (see :mod:`rewardsmith.core.trajectory`), or with ``on="all"``
+    the text of every assistant message, joined by newlines (tool-call
+    arguments and tool results are never part of it).
 
     >>> completion_text("<answer>4</answer>")
     '<answer>4</answer>'
-    >>> completion_text([{"role": "assistant", "content": "<answer>4</answer>"}])
-    '<answer>4</answer>'
+    >>> rollout = [{"role": "assistant", 'content': '<tool_call>{"name": "add"}</tool_call>'},
+    ...            {"role": "tool", "content": "4"}, {"role": "assistant", "content": "<answer>4</answer>"}]
+    >>> completion_text(rollout), completion_text(rollout, on="all")
+    ('<answer>4</answer>', '\\n<answer>4</answer>')
     >>> completion_text(None)
     ''
     """
@@ -81,8 +86,12 @@ def completion_text(completion: Any) -> str:
         messages = [m for m in completion if _is_message(m)]
         if len(messages) == 1:
             return content_text(messages[0].get("content"))
-        assistant = [m for m in messages if m.get("role", "assistant") == "assistant"]
-        return "\n".join(content_text(m.get("content")) for m in (assistant or messages))
+        if not messages:
+            return ""
+        rollout = trajectory(messages)
+        if on == "final":
+            return rollout.final_message
+        return "\n".join(m.content for m in rollout.messages if m.role == "assistant")
     return str(completion)
 
 
@@ -231,6 +240,36 @@ class Batch:
         return [completion_text(c) for c in completions]
 
     @cached_property
+    def all_texts(self) -> list[str]:
+        """The text of every assistant message of each completion (``on="all"``), not only the final one."""
+        return [completion_text(c, on="all") for c in self.completions]
+
+    @cached_property
+    def trajectories(self) -> list[Trajectory]:
+        """Each completion as a :class:`~rewardsmith.core.trajectory.Trajectory` (calls, results, final message).
+
+        Under TRL, the batch's tool-use health is logged with them: ``trajectory/calls_per_rollout``,
+        ``trajectory/failed_call_share`` (of all calls) and ``trajectory/no_call_share`` (of rollouts).
+        """
+        out = [trajectory(c) for c in self.completions]
+        log = self.log_metric
+        if callable(log) and out:
+            calls = sum(len(t.calls) for t in out)
+            log("trajectory/calls_per_rollout", calls / len(out))
+            log("trajectory/no_call_share", sum(1 for t in out if not t.calls) / len(out))
+            if calls:
+                log("trajectory/failed_call_share", sum(t.failed_calls for t in out) / calls)
+        return out
+
+    @property
+    def environments(self) -> list[Any]:
+        """The rollouts' environment instances TRL passes as ``environments`` (``None`` for each row without)."""
+        given = self.extras.get("environments")
+        if given is None or isinstance(given, (str, bytes)) or not _is_column(given) or len(given) != self.n:
+            return [None] * self.n
+        return list(given)
+
+    @cached_property
     def prompt_texts(self) -> list[str]:
         """The text of each prompt (the last user message for conversations)."""
         if self.prompts is None:
@@ -310,12 +349,16 @@ class Batch:
     def subset(self, indices: Sequence[int]) -> Batch:
         """A batch of the given rows only (same extras)."""
         take = list(indices)
+        extras = self.extras
+        environments = extras.get("environments")
+        if environments is not None and _is_column(environments) and len(environments) == self.n:
+            extras = {**extras, "environments": [environments[i] for i in take]}
         part = Batch(
             None if self.prompts is None else [self.prompts[i] for i in take],
             [self.completions[i] for i in take],
             None if self.completion_ids is None else [self.completion_ids[i] for i in take],
             {k: [v[i] for i in take] for k, v in self.raw_columns.items() if len(v) == self.n},
-            self.extras,
+            extras,
         )
         part.columns_read = self.columns_read
         return part

@@ -50,7 +50,7 @@ from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
 from rewardsmith.core.processes import TAG_VARIABLE, descendants, kill_tree, usable_cpus
 from rewardsmith.core.result import Failure
 
-__all__ = ["WorkerPool", "close_all_pools"]
+__all__ = ["WORKERS_VARIABLE", "WorkerPool", "close_all_pools", "engine_workers"]
 
 logger = logging.getLogger("rewardsmith")
 
@@ -58,6 +58,20 @@ _STARTUP_TIMEOUT = float(os.environ.get("REWARDSMITH_WORKER_STARTUP_TIMEOUT", "3
 _MAX_STARTUP_DEATHS = 3
 _POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+#: Set in every worker to the number of workers its pool runs (what :func:`engine_workers` reads).
+WORKERS_VARIABLE = "REWARDSMITH_ENGINE_WORKERS"
+
+
+def engine_workers() -> int:
+    """How many workers score the reward this process is scoring for: its pool's size in a worker, else 1.
+
+    >>> engine_workers() >= 1
+    True
+    """
+    try:
+        return max(1, int(os.environ.get(WORKERS_VARIABLE, "1")))
+    except ValueError:
+        return 1
 
 
 def _signal_name(code: int | None) -> str:
@@ -74,13 +88,14 @@ def _signal_name(code: int | None) -> str:
 class _Worker:
     """One worker subprocess and the two pipe ends the parent holds."""
 
-    def __init__(self, init_message: tuple[Any, ...]) -> None:
+    def __init__(self, init_message: tuple[Any, ...], pool_size: int = 1) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
         self.tag = uuid.uuid4().hex
         env[TAG_VARIABLE] = self.tag  # inherited by every process the reward starts
+        env[WORKERS_VARIABLE] = str(pool_size)  # rewards that start processes size their own parallelism by it
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "rewardsmith.core._worker", str(to_child_r), str(from_child_w)],
@@ -215,7 +230,7 @@ class WorkerPool:
         return [w.proc.pid for w in self._workers]
 
     def _start(self) -> _Worker:
-        return _Worker(self._init_message)
+        return _Worker(self._init_message, self.size)
 
     def _ensure_workers(self, needed: int) -> None:
         if self.closed:

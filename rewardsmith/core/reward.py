@@ -70,7 +70,7 @@ R = TypeVar("R", bound="Reward")
 
 #: Settings every reward has, handled by the execution engine.
 ENGINE_SETTINGS = ("timeout", "workers", "on_error", "engine")
-_ENGINE_FIELDS = (*ENGINE_SETTINGS, "max_concurrency")  # async rewards add max_concurrency
+_ENGINE_FIELDS = (*ENGINE_SETTINGS, "max_concurrency", "on")  # async rewards add max_concurrency
 
 _SNAKE = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z0-9])(?=[A-Z][a-z])")
 
@@ -121,6 +121,8 @@ class Reward:
     workers: int = 1
     on_error: OnError = ON_ERROR_DEFAULT
     engine: str = "local"
+    #: What ``completion`` holds when the completion is a rollout: its ``"final"`` message, or ``"all"`` assistant text.
+    on: str = "final"
 
     #: The name TRL logs (``rewards/<name>/mean``); defaults to the class name in snake_case.
     default_name: ClassVar[str | None] = None
@@ -298,7 +300,7 @@ class Reward:
         rt = self._runtime()
         if rt.injection is None:
             fn = None if self.is_batch_reward() else self.sample_function()
-            rt.injection = Injection(fn, reward_name=self.name, declared=self.inputs())
+            rt.injection = Injection(fn, reward_name=self.name, declared=self.inputs(), on=self.on)
         return rt.injection
 
     def is_batch_reward(self) -> bool:

@@ -29,7 +29,7 @@ class RateLimiter:
     ...     start = time.monotonic()
     ...     await asyncio.gather(*(limiter.acquire() for _ in range(5)))
     ...     return time.monotonic() - start
-    >>> 0.19 <= asyncio.run(five()) < 0.6  # slots at 0, 50, 100, 150, 200 ms (or later, never sooner)
+    >>> asyncio.run(five()) >= 0.19  # slots at 0, 50, 100, 150, 200 ms (or later on a busy machine, never sooner)
     True
     """
 

@@ -16,13 +16,16 @@ from rewardsmith.rewards.language import LanguageConsistency
 from rewardsmith.rewards.length import CosineLength, Length, SoftOverlong
 from rewardsmith.rewards.math import MathAccuracy
 from rewardsmith.rewards.repetition import ReasoningSteps, Repetition
-from rewardsmith.rewards.structured import JSONSchema, ToolCallMatch
+from rewardsmith.rewards.structured import JSONSchema
+from rewardsmith.rewards.tool_match import ToolCallMatch
+from rewardsmith.rewards.tools import EnvironmentReward, ToolEfficiency, ToolSchema, ToolSuccess
 
 __all__ = [
     "CodeSyntax",
     "CodeTests",
     "CosineLength",
     "Countdown",
+    "EnvironmentReward",
     "GSM8KAccuracy",
     "GroupLength",
     "IFEval",
@@ -36,4 +39,7 @@ __all__ = [
     "TagCount",
     "ThinkFormat",
     "ToolCallMatch",
+    "ToolEfficiency",
+    "ToolSchema",
+    "ToolSuccess",
 ]

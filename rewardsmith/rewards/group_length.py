@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardsmith.core.composite import Composite, Steps
 from rewardsmith.core.engine import Scored
@@ -32,12 +32,92 @@ from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards.length import Unit, check_correct_column, check_unit, correct_or_unknown, measure_length
 
-__all__ = ["GroupLength"]
+__all__ = ["GroupLength", "GroupRelative", "relative_to_group"]
+
+
+def relative_to_group(
+    costs: list[Any], correct: list[float | None], groups: Any, threshold: float, unit: str, explain: bool
+) -> list[Any]:
+    """Kimi's group-relative score of each row's cost (fewer is better), a bonus only when correct.
+
+    ``0.5 - (cost - min) / (max - min)`` within each group of row indices for a
+    correct row (at or above ``threshold``), ``min(0, ...)`` of it for a wrong
+    one, 0 when the group's costs are equal, ``None`` when correctness is unknown.
+
+    >>> relative_to_group([1, 3, 0], [1.0, 1.0, 0.0], [[0, 1, 2]], 1.0, "calls", False)
+    [0.16666666666666669, -0.5, 0.0]
+    """
+    out: list[Any] = [None] * len(costs)
+    for rows in groups:
+        low = min(costs[i] for i in rows)
+        high = max(costs[i] for i in rows)
+        for i in rows:
+            if correct[i] is None:
+                value, reason = None, "correctness unknown"
+            else:
+                ok = correct[i] >= threshold
+                lam = 0.0 if high == low else 0.5 - (costs[i] - low) / (high - low)
+                value = lam if ok else min(0.0, lam)
+                reason = f"{'correct' if ok else 'wrong'}, {costs[i]} {unit} in [{low}, {high}]"
+            out[i] = RewardResult(value, reason) if explain else value
+    return out
+
+
+@dataclass
+class GroupRelative(Composite):
+    """Base of the group-relative rewards: a cost per completion (:meth:`costs`), scored by :func:`relative_to_group`.
+
+    Correctness comes from the ``correct_column`` or from another reward
+    (``correctness=...``); groups are the prompt's completions (or every
+    ``group_size`` rows).
+    """
+
+    correctness: Any = None
+    correct_column: str = "correct"
+    threshold: float = 1.0
+    group_size: int | None = None
+    #: What the costs count, for reasons.
+    cost_unit: ClassVar[str] = "units"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.group_size is not None and self.group_size < 1:
+            raise RewardConfigError(f"reward {self.name!r}: group_size must be >= 1, got {self.group_size}")
+        if self.correctness is not None:
+            self.correctness = get_reward(self.correctness)
+
+    def components(self) -> list[Reward]:
+        return [self.correctness] if self.correctness is not None else []
+
+    def inputs(self) -> dict[str, Input]:
+        return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
+
+    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
+        check_correct_column(self, self.correct_column, columns.get("correct"))
+
+    def costs(self, batch: Batch) -> list[Any]:
+        """The cost of each completion (fewer is better)."""
+        raise NotImplementedError
+
+    def unit_label(self) -> str:
+        return self.cost_unit
+
+    def steps(self, batch: Batch, explain: bool) -> Steps:
+        failed: set[int] = set()
+        if self.correctness is not None:
+            (scored,) = yield [(self.correctness, batch)]
+            correct, failed = scored.scores, scored.failed
+        else:
+            correct = [correct_or_unknown(v) for v in self.injection.values(batch, "correct") or []]
+        groups = prompt_groups(batch, self.group_size, self.name)
+        return Scored(
+            relative_to_group(self.costs(batch), correct, groups, self.threshold, self.unit_label(), explain), failed
+        )
 
 
 @register_reward("group_length", aliases=("len_reward", "kimi_length"))
 @dataclass
-class GroupLength(Composite):
+class GroupLength(GroupRelative):
     """Kimi k1.5's length reward: shorter than the prompt's other completions is better, if correct.
 
     ``0.5 - (length - min) / (max - min)`` over the prompt's group for a
@@ -61,50 +141,16 @@ class GroupLength(Composite):
     default_name = "group_length"
     score_range = (-0.5, 0.5)
 
-    correctness: Any = None
-    correct_column: str = "correct"
-    threshold: float = 1.0
     unit: Unit = "tokens"
     tokenizer: str | None = None
-    group_size: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_unit(self.name, self.unit)
-        if self.group_size is not None and self.group_size < 1:
-            raise RewardConfigError(f"reward {self.name!r}: group_size must be >= 1, got {self.group_size}")
-        if self.correctness is not None:
-            self.correctness = get_reward(self.correctness)
 
-    def components(self) -> list[Reward]:
-        return [self.correctness] if self.correctness is not None else []
+    def unit_label(self) -> str:
+        return self.unit
 
-    def inputs(self) -> dict[str, Input]:
-        return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
-
-    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
-        check_correct_column(self, self.correct_column, columns.get("correct"))
-
-    def steps(self, batch: Batch, explain: bool) -> Steps:
-        failed: set[int] = set()
-        if self.correctness is not None:
-            (scored,) = yield [(self.correctness, batch)]
-            correct, failed = scored.scores, scored.failed
-        else:
-            correct = [correct_or_unknown(v) for v in self.injection.values(batch, "correct") or []]
+    def costs(self, batch: Batch) -> list[Any]:
         ids = batch.completion_ids or [None] * len(batch)
-        lengths = [measure_length(t, i, self.unit, self.tokenizer, self.name) for t, i in zip(batch.texts, ids)]
-        out: list[Any] = [None] * len(batch)
-        for rows in prompt_groups(batch, self.group_size, self.name):
-            low = min(lengths[i] for i in rows)
-            high = max(lengths[i] for i in rows)
-            for i in rows:
-                if correct[i] is None:
-                    value, reason = None, "correctness unknown"
-                else:
-                    ok = correct[i] >= self.threshold
-                    lam = 0.0 if high == low else 0.5 - (lengths[i] - low) / (high - low)
-                    value = lam if ok else min(0.0, lam)
-                    reason = f"{'correct' if ok else 'wrong'}, {lengths[i]} {self.unit} in [{low}, {high}]"
-                out[i] = RewardResult(value, reason) if explain else value
-        return Scored(out, failed)
+        return [measure_length(t, i, self.unit, self.tokenizer, self.name) for t, i in zip(batch.texts, ids)]

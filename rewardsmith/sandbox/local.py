@@ -21,6 +21,9 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.pool import engine_workers
+from rewardsmith.core.processes import usable_cpus
 from rewardsmith.sandbox.backend import Backend, Stop
 from rewardsmith.sandbox.isolation import Isolation
 from rewardsmith.sandbox.jobs import program_steps, suite_job
@@ -37,9 +40,28 @@ from rewardsmith.sandbox.results import (
     suite_from_records,
 )
 
-__all__ = ["LocalBackend"]
+__all__ = ["LocalBackend", "choose_prestart"]
 
 _SLACK = 10.0  # seconds of wall clock for the sandbox itself, beyond its programs' own limits
+_AUTO_PRESTART = 2  # spares per worker when a core is left idle: one ready, one starting
+
+
+def choose_prestart(setting: int | str, workers: int, cpus: int) -> int:
+    """How many sandboxes a worker starts ahead: ``setting`` when it is a number, else the rule for ``"auto"``.
+
+    ``"auto"``: 2 when the reward's ``workers`` leave a CPU idle (fewer workers than
+    CPUs this process may use), so that a sandbox starts there while a program runs;
+    0 when the workers fill the CPUs, where starting ahead only takes CPU from
+    another worker's program.
+
+    >>> choose_prestart("auto", workers=1, cpus=2), choose_prestart("auto", workers=2, cpus=2)
+    (2, 0)
+    >>> choose_prestart(False, workers=1, cpus=2), choose_prestart(3, workers=8, cpus=2)
+    (0, 3)
+    """
+    if setting == "auto":
+        return _AUTO_PRESTART if workers < cpus else 0
+    return int(setting)
 
 
 def _tasks_of(uid: int) -> int:
@@ -76,7 +98,8 @@ class LocalBackend(Backend):
     ``{"cpp": "clang++"}``); ``binds`` (more host folders to show read-only);
     ``prestart`` (how many sandboxes to start ahead, while programs run, so that
     one is ready when the next program comes; each program still gets a sandbox
-    of its own; ``0`` or ``False``: none).
+    of its own; ``0`` or ``False``: none; ``"auto"``, the default: 2 when the
+    reward engine's workers leave a CPU idle, else none, see :func:`choose_prestart`).
     """
 
     isolation: str = "auto"
@@ -84,7 +107,22 @@ class LocalBackend(Backend):
     python: str | None = None
     tools: Mapping[str, str] = field(default_factory=dict)
     binds: tuple[str, ...] = ()
-    prestart: int = 2
+    prestart: int | str = "auto"
+
+    def __post_init__(self) -> None:
+        ok = self.prestart == "auto" or (isinstance(self.prestart, int) and self.prestart >= 0)
+        if not ok:
+            raise RewardConfigError(
+                f"sandbox setting prestart must be 'auto', a number >= 0 or a bool, got {self.prestart!r}"
+            )
+
+    def spares(self) -> int:
+        """How many sandboxes to start ahead here (``prestart``, with ``"auto"`` decided for this process).
+
+        >>> LocalBackend(prestart=0).spares()
+        0
+        """
+        return choose_prestart(self.prestart, engine_workers(), usable_cpus())
 
     def isolation_info(self) -> Isolation:
         """How programs run here (probed once per process)."""
@@ -132,7 +170,7 @@ class LocalBackend(Backend):
             binds=(*self.binds, *(tool.folders if tool else ())),
             stop=on_record,
             output_limit=len(steps) * (7 * limits.output_bytes + 65536) + (1 << 20),  # JSON escapes: 6 bytes a byte
-            prestart=self.prestart,
+            prestart=self.spares(),
         )
         _failed(launch)
         execution = execution_from_records(launch.records, len(steps), compiled)
@@ -158,7 +196,7 @@ class LocalBackend(Backend):
             wall=load_timeout + budget + _SLACK,
             binds=self.binds,
             output_limit=suite.size * 8192 + 4 * limits.output_bytes + (1 << 20),
-            prestart=self.prestart,
+            prestart=self.spares(),
         )
         _failed(launch)
         missing = {

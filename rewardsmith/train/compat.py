@@ -31,6 +31,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.core.configfile import load_yaml
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.train.peers import open_r1_keys, open_r1_reward_names
 from rewardsmith.train.removed import REMOVED_FIELDS
@@ -39,7 +40,18 @@ from rewardsmith.train.trainer_args import suggest_field
 __all__ = ["SEED_KEYS", "comma_list", "normalize_flat", "prepare_dataset_for_trl", "split_overrides"]
 
 #: The sections of a rewardsmith config (``lora`` and ``peft`` are seed-style LoRA sections, moved into ``model``).
-SECTIONS = ("model", "dataset", "rewards", "reward_weights", "trainer", "resume_from_checkpoint", "imports", "health")
+SECTIONS = (
+    "model",
+    "dataset",
+    "rewards",
+    "reward_weights",
+    "trainer",
+    "resume_from_checkpoint",
+    "imports",
+    "health",
+    "tools",
+    "environment",
+)
 _LORA_SECTIONS = ("lora", "peft")
 
 _FLAT_MODEL = {
@@ -148,8 +160,6 @@ def _section(out: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def _special_tokens(value: Any, base: Path | None) -> dict[str, str]:
     """``new_special_tokens_config``: a mapping of token to description, or a YAML/JSON file holding one."""
-    import yaml
-
     source = "new_special_tokens_config"
     if isinstance(value, str):
         path = Path(value).expanduser()
@@ -160,10 +170,7 @@ def _special_tokens(value: Any, base: Path | None) -> dict[str, str]:
                 f"new_special_tokens_config: the file {value!r} does not exist (relative paths start from the "
                 "config's folder). Give a YAML file mapping each token to its description, or the mapping itself"
             )
-        try:
-            value = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"new_special_tokens_config: {str(path)!r} is not valid YAML: {exc}") from None
+        value = load_yaml(path.read_text(encoding="utf-8"), f"new_special_tokens_config: {str(path)!r}", ConfigError)
         source = f"new_special_tokens_config ({path})"
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise ConfigError(

@@ -147,6 +147,9 @@ class TrainConfig(_Strict):
     resume_from_checkpoint: bool | str | None = None
     imports: list[str] = Field(default_factory=list)
     health: bool | dict[str, Any] = True
+    #: Tool functions and environment factories for TRL's tool loop (see :mod:`rewardsmith.train.tools`).
+    tools: list[str] = Field(default_factory=list)
+    environment: str | dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The resolved config as plain data (what is saved into ``output_dir``)."""
@@ -192,6 +195,9 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
         raw["rewards"] = fix_reward(raw["rewards"])
     if isinstance(raw.get("imports"), list):
         raw["imports"] = [resolve_import_path(spec, base) for spec in raw["imports"]]
+    from rewardsmith.train.tools import resolve_tool_paths
+
+    resolve_tool_paths(raw, base)
 
 
 @dataclass

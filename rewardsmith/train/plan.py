@@ -34,6 +34,7 @@ from rewardsmith.train.endpoints import check_endpoints as check_endpoints_of
 from rewardsmith.train.hub import check_push_to_hub
 from rewardsmith.train.model import check_attention, check_model, model_path
 from rewardsmith.train.peers import peer_notes
+from rewardsmith.train.tools import ToolSetup, check_tool_setup
 from rewardsmith.train.trainer_args import build_trainer_args
 
 __all__ = ["TrainingPlan", "cache_dir", "plan_training", "prepare_datasets"]
@@ -60,6 +61,8 @@ class TrainingPlan:
     endpoints: list[tuple[str, str]] = field(default_factory=list)
     #: The reward-health monitor's settings (``thresholds``, ``fail_fast``); ``None`` when it is off.
     health: dict[str, Any] | None = field(default_factory=lambda: {"thresholds": {}, "fail_fast": True})
+    #: The resolved ``tools:`` and ``environment:`` (:mod:`rewardsmith.train.tools`); ``None`` without them.
+    tool_setup: ToolSetup | None = None
 
     def describe(self) -> list[tuple[str, str]]:
         """The plan as (label, value) rows, for ``--dry-run`` and the start of a run.
@@ -86,6 +89,7 @@ class TrainingPlan:
             reads = f"; optional {', '.join(optional)}" if optional else ""
             rows.append((f"reward {reward.name}", f"weight {weight:g}; needs {columns}{reads}"))
         rows += self.endpoints
+        rows += self.tool_setup.describe() if self.tool_setup is not None else []
         if self.health is None:
             rows.append(("reward health", "off"))
         else:
@@ -351,12 +355,15 @@ def _check(
             with problems.check():
                 _check_coverage(data, rewards, rows=weights is not None)
     endpoints = check_endpoints_of(rewards, problems) if check_endpoints and rewards else []
+    tool_setup = None
+    if sections.config is not None and imported:
+        tool_setup = check_tool_setup(sections.config, train, path, rewards, problems)
     if problems or sections.config is None or weights is None or path is None or facts is None:
         return None
     from rewardsmith.data.columns import optional_column_warnings
 
     warnings = notes + _learning_warnings(sections.config, args) + optional_column_warnings(train, rewards)
-    warnings += _worker_warnings(rewards)
+    warnings += _worker_warnings(rewards) + (tool_setup.warnings if tool_setup is not None else [])
     return TrainingPlan(
-        sections.config, rewards, weights, train, evaluation, args, path, facts, warnings, endpoints, health
+        sections.config, rewards, weights, train, evaluation, args, path, facts, warnings, endpoints, health, tool_setup
     )

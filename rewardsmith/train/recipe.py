@@ -31,6 +31,7 @@ from rewardsmith.train.config import ConfigError, TrainConfig
 from rewardsmith.train.health import RewardHealth
 from rewardsmith.train.model import load_model_and_tokenizer, lora_config
 from rewardsmith.train.plan import TrainingPlan, plan_training
+from rewardsmith.train.tools import trainer_kwargs
 
 __all__ = ["TrainResult", "run"]
 
@@ -93,6 +94,7 @@ def _build_trainer(plan: TrainingPlan, model: Any, tokenizer: Any) -> Any:
         train_dataset=plan.train_dataset,
         eval_dataset=plan.eval_dataset,
         peft_config=lora_config(plan.config.model),
+        **trainer_kwargs(plan.tool_setup),
     )
 
 

@@ -1,22 +1,29 @@
-"""The ``ray`` engine of rewards: samples scored on Ray actors, with the local pool's semantics.
+"""The ``ray`` engine of rewards: samples scored on Ray actors, in batches, with the local pool's semantics.
 
 ``get_reward("math_accuracy", engine="ray", workers=8, timeout=5)`` scores
-each sample on one of 8 Ray actors (one CPU each), anywhere in the cluster.
+samples on 8 Ray actors (one CPU each), anywhere in the cluster. Samples
+travel in batches sized by the reward's measured cost, and each actor reports
+its results as it goes (:mod:`rewardsmith.integrations.rayengine.batching`).
 What the local pool (:class:`~rewardsmith.core.pool.WorkerPool`) promises
 holds here too:
 
 * results come back in input order, one ``RewardResult`` or ``Failure`` per row;
 * a sample that passes ``timeout`` has its actor killed (``ray.kill``: the
   actor's process is ended, so a reward stuck in C code stops too) and
-  replaced; it becomes a ``timeout`` failure;
+  replaced; it becomes a ``timeout`` failure; the rest of its batch is scored;
 * an actor that dies while scoring (segfault, ``os._exit``, the OOM killer, a
-  lost node) is replaced; its sample becomes a ``crash`` failure;
+  lost node) is replaced; its sample becomes a ``crash`` failure; the rest of
+  its batch is scored;
 * ``prepare_worker()`` runs once per actor before it takes samples, and
   starting an actor never counts against a sample's timeout;
 * actors are reused between calls and stopped by ``reward.close()`` or at exit.
 
-Each actor scores one sample at a time, so a deadline measures that sample
-alone. Affinity keys are not used: samples go to whichever actor is free.
+A deadline is never shorter than ``timeout`` for the sample it stops; it may
+be longer by the actor's report interval (at most 50 ms). When a killed or
+dead actor's batch had more than one sample without a result, those samples
+are sent again one per batch, so that the one that hangs or crashes is found:
+that sample runs (and is stopped) twice. Affinity keys are not used: batches
+go to whichever actor is free.
 """
 
 from __future__ import annotations
@@ -32,8 +39,10 @@ from collections import deque
 from typing import Any
 
 from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
+from rewardsmith.core.pool import WORKERS_VARIABLE
 from rewardsmith.core.result import Failure
 from rewardsmith.core.sample import score_sample
+from rewardsmith.integrations.rayengine.batching import Batch, BatchSizes, report_every
 from rewardsmith.integrations.rayengine.cluster import connect, load_reward
 
 __all__ = ["RayPool", "RewardActor"]
@@ -46,9 +55,10 @@ _ACTOR_CPUS = float(os.environ.get("REWARDSMITH_RAY_ACTOR_CPUS", "1"))
 
 
 class RewardActor:
-    """One Ray actor holding one reward; scores one sample per call (the class Ray runs remotely)."""
+    """One Ray actor holding one reward; scores batches of samples (the class Ray runs remotely)."""
 
-    def __init__(self, payload: bytes, file_modules: dict[str, str], sys_path: list[str]) -> None:
+    def __init__(self, payload: bytes, file_modules: dict[str, str], sys_path: list[str], pool_size: int = 1) -> None:
+        os.environ[WORKERS_VARIABLE] = str(pool_size)
         target = load_reward(payload, file_modules, sys_path)
         target.prepare_worker()
         self.fn = target.sample_function()
@@ -58,13 +68,28 @@ class RewardActor:
         """The actor's process id, once the reward is loaded."""
         return os.getpid()
 
-    def score(self, row: dict[str, Any]) -> tuple[str, Any]:
-        """``("ok", RewardResult)``, ``("error", Failure)`` or ``("fatal", error)`` for one sample."""
-        return score_sample(self.fn, self.to_result, row, in_worker=True)
+    def score_batch(self, rows: list[dict[str, Any]], every: float) -> Any:
+        """Score ``rows`` in order, yielding ``(outcomes, seconds spent)`` once ``every`` seconds have passed since
+        the last report (after each sample when 0) and at the end; an outcome is ``("ok", RewardResult)``,
+        ``("error", Failure)`` or ``("fatal", error)``, and a fatal one ends the batch."""
+        outcomes: list[tuple[str, Any]] = []
+        spent, last = 0.0, time.monotonic()
+        for row in rows:
+            started = time.perf_counter()
+            outcome = score_sample(self.fn, self.to_result, row, in_worker=True)
+            spent += time.perf_counter() - started
+            outcomes.append(outcome)
+            if outcome[0] == "fatal":
+                break
+            if time.monotonic() - last >= every:
+                yield outcomes, spent
+                outcomes, spent, last = [], 0.0, time.monotonic()
+        if outcomes:
+            yield outcomes, spent
 
 
 class _Slot:
-    """One actor of the pool: started, ready, or busy with one sample."""
+    """One actor of the pool: started, ready, or busy with one batch."""
 
     def __init__(self, handle: Any, ready_ref: Any) -> None:
         self.handle = handle
@@ -72,7 +97,18 @@ class _Slot:
         self.ready = False
         self.started = time.monotonic()
         self.pid: int | None = None
-        self.task: tuple[Any, int, float | None] | None = None  # (object ref, row index, deadline)
+        self.batch: Batch | None = None
+
+
+class _Call:
+    """One ``map`` call: its rows, results, the rows not sent yet, and groups of rows to run carefully."""
+
+    def __init__(self, rows: list[dict[str, Any]], timeout: float | None) -> None:
+        self.rows = rows
+        self.timeout = timeout
+        self.results: list[Any] = [None] * len(rows)
+        self.pending: deque[int] = deque(range(len(rows)))
+        self.careful: deque[list[int]] = deque()
 
 
 class RayPool:
@@ -95,6 +131,8 @@ class RayPool:
         self._slots: list[_Slot] = []
         self._lock = threading.Lock()
         self._startup_deaths = 0
+        self.sizes = BatchSizes(self.size)
+        self.batches_sent = 0
         weakref.finalize(self, _kill_all, self.ray, self._slots)
 
     @property
@@ -103,10 +141,11 @@ class RayPool:
         return [s.pid for s in self._slots if s.pid is not None]
 
     def _launch_actor(self) -> _Slot:
-        handle = self._actor_class.remote(self._payload, self._file_modules, list(sys.path))
+        handle = self._actor_class.remote(self._payload, self._file_modules, list(sys.path), self.size)
         return _Slot(handle, handle.ready.remote())
 
     def _restart_actor(self, slot: _Slot) -> None:
+        slot.batch = None
         with contextlib.suppress(Exception):
             self.ray.kill(slot.handle, no_restart=True)
         if not self.closed and slot in self._slots:
@@ -119,53 +158,65 @@ class RayPool:
                 raise RewardExecutionError(f"the Ray actors of reward {self.reward_name!r} were closed")
             while len(self._slots) < self.size:
                 self._slots.append(self._launch_actor())
-            results: list[Any] = [None] * len(rows)
-            pending = deque(range(len(rows)))
+            call = _Call(rows, timeout)
             try:
-                while pending or any(s.task for s in self._slots):
-                    self._hand_out(rows, pending, timeout)
-                    self._wait(results, timeout)
+                while call.pending or call.careful or any(s.batch for s in self._slots):
+                    self._hand_out(call)
+                    self._wait(call)
             except BaseException:
-                # Ctrl-C or an error mid-batch: replace the busy actors so that no stale result reaches the next call.
+                # Ctrl-C or an error mid-call: replace the busy actors so that no stale result reaches the next call.
                 for slot in list(self._slots):
-                    if slot.task is not None:
+                    if slot.batch is not None:
                         self._restart_actor(slot)
                 raise
-            return results
+            return call.results
 
-    def _hand_out(self, rows: list[dict[str, Any]], pending: deque, timeout: float | None) -> None:
+    def _hand_out(self, call: _Call) -> None:
+        share = len(call.pending)  # every idle actor of this round gets an equal part of what is left
         for slot in self._slots:
-            if not pending:
+            if not (call.pending or call.careful):
                 return
-            if slot.ready and slot.task is None:
-                index = pending.popleft()
-                deadline = time.monotonic() + timeout if timeout is not None else None
-                slot.task = (slot.handle.score.remote(rows[index]), index, deadline)
+            if not slot.ready or slot.batch is not None:
+                continue
+            careful = bool(call.careful)
+            if careful:
+                indices = call.careful.popleft()
+            else:
+                take = min(self.sizes.take(share), len(call.pending))
+                indices = [call.pending.popleft() for _ in range(take)]
+            every = report_every(call.timeout, careful)
+            batch = [call.rows[i] for i in indices]
+            stream = slot.handle.score_batch.options(num_returns="streaming").remote(batch, every)
+            slot.batch = Batch(stream, indices, careful, every)
+            self.batches_sent += 1
 
-    def _wait(self, results: list[Any], timeout: float | None) -> None:
-        now = time.monotonic()
-        watched: dict[Any, tuple[_Slot, bool]] = {}
+    def _wait(self, call: _Call) -> None:
+        watched: list[tuple[Any, _Slot]] = []
         deadlines = []
         for slot in self._slots:
-            if slot.task is not None:
-                watched[slot.task[0]] = (slot, True)
-                if slot.task[2] is not None:
-                    deadlines.append(slot.task[2])
+            if slot.batch is not None:
+                watched.append((slot.batch.stream, slot))
+                deadline = slot.batch.deadline(call.timeout)
+                if deadline is not None:
+                    deadlines.append(deadline)
             elif not slot.ready:
-                watched[slot.ready_ref] = (slot, False)
+                watched.append((slot.ready_ref, slot))
                 deadlines.append(slot.started + _STARTUP_TIMEOUT)
-        wait_for = max(0.0, min(deadlines) - now) if deadlines else None
-        done, _ = self.ray.wait(list(watched), num_returns=1, timeout=wait_for)
-        if done:  # take everything else that is finished too, without waiting
-            more, _ = self.ray.wait([r for r in watched if r not in done], num_returns=len(watched) - 1, timeout=0)
+        wait_for = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        refs = [ref for ref, _ in watched]
+        done, rest = self.ray.wait(refs, num_returns=1, timeout=wait_for)
+        if done and rest:  # take everything else that is ready too, without waiting
+            more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
             done = list(done) + list(more)
-        for ref in done:
-            slot, is_task = watched[ref]
-            if is_task:
-                self._take_result(slot, ref, results)
+        ready = {id(ref) for ref in done}
+        for ref, slot in watched:
+            if id(ref) not in ready:
+                continue
+            if slot.batch is not None and ref is slot.batch.stream:
+                self._take_report(slot, call)
             else:
                 self._started(slot, ref)
-        self._enforce_deadlines(results, timeout)
+        self._enforce_deadlines(call)
 
     def _started(self, slot: _Slot, ref: Any) -> None:
         try:
@@ -184,32 +235,58 @@ class RayPool:
         slot.ready = True
         self._startup_deaths = 0
 
-    def _take_result(self, slot: _Slot, ref: Any, results: list[Any]) -> None:
-        assert slot.task is not None
-        index = slot.task[1]
-        slot.task = None
+    def _take_report(self, slot: _Slot, call: _Call) -> None:
+        batch = slot.batch
+        assert batch is not None
         try:
-            kind, payload = self.ray.get(ref)
+            outcomes, seconds = self.ray.get(next(batch.stream))
+        except StopIteration:  # the stream ended before every row came back (cannot happen but after a fatal one)
+            self._lost(slot, call, Failure("error", "the Ray actor stopped before scoring this sample", "RayError"))
+            return
         except self.ray.exceptions.RayActorError as exc:
-            results[index] = Failure(
-                "crash", f"the Ray actor died while scoring this sample ({_cause(exc)})", "WorkerCrash"
-            )
-            self._restart_actor(slot)
+            failure = Failure("crash", f"the Ray actor died while scoring this sample ({_cause(exc)})", "WorkerCrash")
+            self._lost(slot, call, failure)
             return
         except self.ray.exceptions.RayError as exc:  # e.g. a result that cannot be sent back
-            results[index] = Failure("error", f"Ray could not return this sample's result: {_cause(exc)}", "RayError")
+            self._lost(
+                slot, call, Failure("error", f"Ray could not return this sample's result: {_cause(exc)}", "RayError")
+            )
             return
-        if kind == "fatal":
-            raise payload if isinstance(payload, BaseException) else RewardReturnError(str(payload))
-        results[index] = payload
+        self.sizes.measured(seconds, len(outcomes))
+        for kind, payload in outcomes:
+            if kind == "fatal":  # the actor stopped this batch: it is idle, and the call fails
+                slot.batch = None
+                raise payload if isinstance(payload, BaseException) else RewardReturnError(str(payload))
+            call.results[batch.rows[batch.done]] = payload
+            batch.done += 1
+        batch.progress_at = time.monotonic()
+        if batch.finished:
+            slot.batch = None
 
-    def _enforce_deadlines(self, results: list[Any], timeout: float | None) -> None:
+    def _lost(self, slot: _Slot, call: _Call, failure: Failure) -> None:
+        """The actor of ``slot`` was killed or died (or its stream broke): replace it, and settle its batch.
+
+        One unreported sample, or a careful batch (one sample), gets ``failure``. Several unreported samples of a
+        plain batch are sent again one per batch, so the one that hangs or crashes is found: a dead actor's reports
+        that were not read yet are lost with it, so only a batch of one says which sample it was.
+        """
+        batch = slot.batch
+        assert batch is not None
+        left = batch.unreported
+        self._restart_actor(slot)
+        if len(left) == 1 or (batch.careful and left):
+            call.results[left[0]] = failure
+            call.pending.extendleft(reversed(left[1:]))
+        elif left:
+            logger.debug("reward %r: sending %d samples again one by one to find the one", self.reward_name, len(left))
+            call.careful.extend([index] for index in left)
+
+    def _enforce_deadlines(self, call: _Call) -> None:
         now = time.monotonic()
         for slot in list(self._slots):
-            if slot.task is not None and slot.task[2] is not None and now >= slot.task[2]:
-                results[slot.task[1]] = Failure("timeout", f"timed out after {timeout:g}s", "Timeout")
-                slot.task = None
-                self._restart_actor(slot)
+            deadline = slot.batch.deadline(call.timeout) if slot.batch is not None else None
+            if deadline is not None and now >= deadline:
+                self._lost(slot, call, Failure("timeout", f"timed out after {call.timeout:g}s", "Timeout"))
             elif not slot.ready and now - slot.started > _STARTUP_TIMEOUT:
                 cpus = self.ray.cluster_resources().get("CPU", 0)
                 self.close()

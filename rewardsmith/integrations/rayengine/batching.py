@@ -1,0 +1,102 @@
+"""How the ``ray`` engine cuts a call's samples into batches for its actors, and what one batch in flight knows.
+
+A Ray call costs about a millisecond of scheduling and transport, far more than
+a cheap reward spends on a sample, so samples travel in batches. Their size
+comes from the reward's measured cost: the first batch of a pool is one sample
+per actor; after that each batch holds about :data:`BATCH_SECONDS` of work
+(the actors report the time they spent scoring), and never more than an equal
+share of what is left, so every actor gets work and the last batches shrink.
+
+An actor reports its results as it goes (a streaming generator): after each
+sample once ``report_every`` seconds have passed since its last report, and at
+the end. That is what keeps the per-sample guarantees with batches:
+
+* a deadline runs from the last report: the sample running then started at most
+  ``report_every`` after it, so killing at ``last report + timeout +
+  report_every`` never cuts a sample short of its ``timeout``;
+* when an actor is killed (a timeout) or dies (a crash), the results read
+  from it are kept; when one sample was without a result, it is the one; when
+  more were (some finished since the last report, and a dead actor's reports
+  not read yet die with it), they are sent again as *careful* batches of one
+  sample each, which find the one that hangs or crashes, while the others are
+  scored.
+
+>>> sizes = BatchSizes(actors=2)
+>>> sizes.take(pending=100)  # no cost measured yet: one sample
+1
+>>> sizes.measured(seconds=0.001, count=10)  # 0.1 ms a sample
+>>> sizes.take(pending=100), sizes.take(pending=1000)
+(50, 500)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["BATCH_SECONDS", "Batch", "BatchSizes", "report_every"]
+
+#: Seconds of work a batch aims at, once the reward's cost is measured.
+BATCH_SECONDS = float(os.environ.get("REWARDSMITH_RAY_BATCH_SECONDS", "0.05"))
+_REPORT_SECONDS = 0.05
+_MAX_BATCH = 1024  # bounds what a crash sends again one by one
+
+
+def report_every(timeout: float | None, careful: bool) -> float:
+    """Seconds between an actor's reports: every sample when ``careful``; else at most a quarter of ``timeout``.
+
+    >>> report_every(None, False), report_every(0.1, False), report_every(10.0, True)
+    (0.05, 0.025, 0.0)
+    """
+    if careful:
+        return 0.0
+    return _REPORT_SECONDS if timeout is None else min(_REPORT_SECONDS, timeout / 4)
+
+
+@dataclass
+class BatchSizes:
+    """The batch size for a pool of ``actors``, from the measured seconds per sample (kept between calls)."""
+
+    actors: int
+    cost: float | None = None
+
+    def measured(self, seconds: float, count: int) -> None:
+        """Fold in ``count`` samples that took ``seconds`` (a moving average, so a slow first sample fades)."""
+        if count <= 0:
+            return
+        per = max(seconds / count, 1e-7)
+        self.cost = per if self.cost is None else 0.5 * self.cost + 0.5 * per
+
+    def take(self, pending: int) -> int:
+        """How many of ``pending`` samples the next batch takes."""
+        if self.cost is None:
+            return 1
+        share = math.ceil(pending / self.actors)
+        return max(1, min(int(BATCH_SECONDS / self.cost), share, _MAX_BATCH))
+
+
+@dataclass
+class Batch:
+    """One batch in flight on one actor: its rows (indices of the call), how many came back, its stream."""
+
+    stream: Any
+    rows: list[int]
+    careful: bool
+    report_every: float
+    progress_at: float = field(default_factory=time.monotonic)
+    done: int = 0
+
+    def deadline(self, timeout: float | None) -> float | None:
+        """When the sample running now has had its ``timeout`` for sure (see the module docs)."""
+        return None if timeout is None else self.progress_at + timeout + self.report_every
+
+    @property
+    def unreported(self) -> list[int]:
+        return self.rows[self.done :]
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= len(self.rows)
