@@ -45,7 +45,7 @@ from rewardsmith.evaluation.generation import Generated, GenerationConfig, Sampl
 from rewardsmith.evaluation.report import render_report
 from rewardsmith.evaluation.results import REPORT, SUMMARY, JobFolder, iter_results
 from rewardsmith.evaluation.summary import SummaryBuilder, check_pass_threshold
-from rewardsmith.evaluation.validate import check_job
+from rewardsmith.evaluation.validate import CheckedJob, check_job
 
 __all__ = ["EvalReport", "evaluate"]
 
@@ -148,27 +148,18 @@ def evaluate(
     (0.5, True, 2)
     """
     require_extra("eval", "an evaluation job")
-    problems = ConfigProblems("the evaluation", "nothing was written")
-    checked = check_job(
+    checked, scoring = _checked_job(
         dataset,
         rewards,
-        problems,
         split=split,
         completions_column=completions_column,
         generation=generation,
         batch_size=batch_size,
+        pass_threshold=pass_threshold,
+        max_error_rate=max_error_rate,
+        engine=engine,
         **dataset_options,
     )
-    names = [r.name for r in checked.rewards] if checked is not None else None
-    for problem in (check_pass_threshold(pass_threshold, names), check_max_error_rate(max_error_rate)):
-        if problem:
-            problems.add(problem)
-    scoring = None
-    with problems.check():
-        scoring = eval_engine(engine)
-        scoring.check(checked.rewards if checked is not None else [])
-    problems.raise_if_any()
-    assert checked is not None and scoring is not None
     for warning in checked.warnings:
         (on_warning or logger.warning)(warning)
     n = checked.n
@@ -182,10 +173,7 @@ def evaluate(
             prompts = _count_prompts(dataset, dataset_options)
             bar = Progress(None if prompts is None else prompts * n, done, enabled=progress)
             try:
-                start, first_sample = divmod(done, n)
-                rows = itertools.islice(enumerate(checked.prepared), start, None)
-                batches = iter(lambda: list(itertools.islice(rows, batch_size)), [])
-                shards = (runner.shard(batch, first_sample if k == 0 else 0) for k, batch in enumerate(batches))
+                shards = _shards(checked, runner, done, batch_size)
                 for shard, scores in scoring.score_shards(checked.rewards, shards):
                     out = runner.rows(shard, scores)
                     with _sigint_deferred():  # the file and the statistics move together
@@ -204,15 +192,61 @@ def evaluate(
                 raise
             finally:
                 bar.finish(complete)
-                summary = {**builder.summary(), "complete": complete, "job": checked.description}
-                failed = failed_rewards(summary, checked.rewards, tracker, max_error_rate)
-                if failed:
-                    summary["failed"] = failed
-                folder.write_text(SUMMARY, json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
-                folder.write_text(REPORT, render_report(summary, builder.samples(), checked.description))
+                summary = _write_summary(folder, builder, tracker, checked, complete, max_error_rate)
     finally:
         runner.close()
     return EvalReport(Path(output_dir), summary, complete)
+
+
+def _checked_job(
+    dataset: Any,
+    rewards: Any,
+    *,
+    pass_threshold: float | dict[str, float] | None,
+    max_error_rate: float | None,
+    engine: str,
+    **job: Any,
+) -> tuple[CheckedJob, Any]:
+    """The job checked whole before anything is written (every problem raised at once), and its scoring engine."""
+    problems = ConfigProblems("the evaluation", "nothing was written")
+    checked = check_job(dataset, rewards, problems, **job)
+    names = [r.name for r in checked.rewards] if checked is not None else None
+    for problem in (check_pass_threshold(pass_threshold, names), check_max_error_rate(max_error_rate)):
+        if problem:
+            problems.add(problem)
+    scoring = None
+    with problems.check():
+        scoring = eval_engine(engine)
+        scoring.check(checked.rewards if checked is not None else [])
+    problems.raise_if_any()
+    assert checked is not None and scoring is not None
+    return checked, scoring
+
+
+def _shards(checked: CheckedJob, runner: _BatchRunner, done: int, batch_size: int) -> Iterator[Any]:
+    """The batches still to score, as shards: from the first prompt not done, and its first sample not done."""
+    start, first_sample = divmod(done, checked.n)
+    rows = itertools.islice(enumerate(checked.prepared), start, None)
+    batches = iter(lambda: list(itertools.islice(rows, batch_size)), [])
+    return (runner.shard(batch, first_sample if k == 0 else 0) for k, batch in enumerate(batches))
+
+
+def _write_summary(
+    folder: JobFolder,
+    builder: SummaryBuilder,
+    tracker: FailureTracker,
+    checked: CheckedJob,
+    complete: bool,
+    max_error_rate: float | None,
+) -> dict[str, Any]:
+    """Write ``summary.json`` and the report for what is done so far (also after Ctrl-C); the summary."""
+    summary = {**builder.summary(), "complete": complete, "job": checked.description}
+    failed = failed_rewards(summary, checked.rewards, tracker, max_error_rate)
+    if failed:
+        summary["failed"] = failed
+    folder.write_text(SUMMARY, json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+    folder.write_text(REPORT, render_report(summary, builder.samples(), checked.description))
+    return summary
 
 
 class _BatchRunner:
