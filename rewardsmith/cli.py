@@ -127,6 +127,17 @@ datasets_app = typer.Typer(help="Send datasets to other services.", no_args_is_h
 app.add_typer(datasets_app, name="datasets")
 
 _Text = Annotated[str | None, typer.Option()]
+# Options several commands share, declared once.
+_Dataset = Annotated[str | None, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")]
+_DatasetConfig = Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")]
+_Converter = Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, fireworks, ...")]
+_BaseUrl = Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")]
+_Backend = Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")]
+_ApiKeyEnv = Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")]
+_Imports = Annotated[
+    list[str] | None,
+    typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
+]
 
 
 @app.command("eval")
@@ -134,10 +145,10 @@ def eval_command(
     config: Annotated[
         Path | None, typer.Argument(help="A YAML evaluation config; the options below override it.")
     ] = None,
-    dataset: Annotated[str | None, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")] = None,
+    dataset: _Dataset = None,
     split: _Text = None,
-    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
-    converter: Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, fireworks, ...")] = None,
+    dataset_config: _DatasetConfig = None,
+    converter: _Converter = None,
     system_prompt: _Text = None,
     max_samples: Annotated[int | None, typer.Option()] = None,
     rewards: Annotated[
@@ -149,9 +160,9 @@ def eval_command(
     ] = None,
     completions_column: Annotated[str | None, typer.Option(help="Score the completions in this column.")] = None,
     model: Annotated[str | None, typer.Option(help="Generate completions with this model.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")] = None,
-    backend: Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")] = None,
+    base_url: _BaseUrl = None,
+    backend: _Backend = None,
+    api_key_env: _ApiKeyEnv = None,
     n: Annotated[int | None, typer.Option("--n", "-n", help="Samples per prompt.")] = None,
     temperature: Annotated[float | None, typer.Option()] = None,
     max_tokens: Annotated[int | None, typer.Option()] = None,
@@ -168,10 +179,7 @@ def eval_command(
     ] = None,
     overwrite: Annotated[bool, typer.Option(help="Delete earlier results in output-dir and start over.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Show rows/s, time left.")] = None,
-    imports: Annotated[
-        list[str] | None,
-        typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
-    ] = None,
+    imports: _Imports = None,
     engine: Annotated[str | None, typer.Option(help="Where batches are scored: local, or ray (Ray tasks).")] = None,
 ) -> None:
     """Score a dataset with rewards: a column of completions, or completions a model generates. Resumable."""
@@ -299,10 +307,10 @@ _Limit = Annotated[float | None, typer.Option(show_default=False)]
 def check_command(
     reward: Annotated[str, typer.Argument(help="A registered name, './file.py:fn', 'pkg.mod:fn' or a JSON entry.")],
     settings: Annotated[list[str] | None, typer.Argument(help="Reward settings as key=value (JSON values).")] = None,
-    dataset: Annotated[str, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")] = "",
+    dataset: _Dataset = "",
     split: Annotated[str, typer.Option()] = "test",
-    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
-    converter: Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, ...")] = None,
+    dataset_config: _DatasetConfig = None,
+    converter: _Converter = None,
     system_prompt: _Text = None,
     max_samples: Annotated[int | None, typer.Option(help="Check the first N rows.")] = None,
     gold_column: Annotated[str | None, typer.Option(help="Reference solutions (default: solution); 'none'.")] = None,
@@ -314,9 +322,9 @@ def check_command(
     against: Annotated[str | None, typer.Option(help="A second reward; list where the two disagree.")] = None,
     families: Annotated[str | None, typer.Option(help="Probe families, comma-separated (default: all).")] = None,
     model: Annotated[str | None, typer.Option(help="Sample completions from this model (signal).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")] = None,
-    backend: Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")] = None,
+    base_url: _BaseUrl = None,
+    backend: _Backend = None,
+    api_key_env: _ApiKeyEnv = None,
     n: Annotated[int, typer.Option("--n", "-n", help="Completions sampled per prompt.")] = 4,
     temperature: Annotated[float | None, typer.Option()] = None,
     max_tokens: Annotated[int | None, typer.Option()] = None,
@@ -325,10 +333,7 @@ def check_command(
     workers: Annotated[int, typer.Option(help="Worker processes scoring samples.")] = 1,
     output_dir: Annotated[Path | None, typer.Option(help="Where check.json and check.html go.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show rows done, time left.")] = True,
-    imports: Annotated[
-        list[str] | None,
-        typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
-    ] = None,
+    imports: _Imports = None,
     max_share: _Limit = None,
     max_closeness: _Limit = None,
     min_gold: _Limit = None,
@@ -435,7 +440,7 @@ def datasets_push(
     to: Annotated[str, typer.Option(help="Where to: fireworks.")] = "fireworks",
     account: Annotated[str | None, typer.Option(help="Fireworks account id (default: FIREWORKS_ACCOUNT_ID).")] = None,
     split: Annotated[str, typer.Option()] = "train",
-    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
+    dataset_config: _DatasetConfig = None,
     converter: Annotated[str, typer.Option(help="gsm8k, math, countdown, generic, chat, ...")] = "generic",
     system_prompt: _Text = None,
     max_samples: Annotated[int | None, typer.Option()] = None,
