@@ -1,17 +1,18 @@
 """``rewardsmith demo tools``: GRPO with a tool-using environment through TRL's real tool loop, offline, on CPU.
 
-The task: "What is the code for k3?". Each rollout gets a :class:`KeyValueStore`
+The task: "What is the code for k1?". Each rollout gets a :class:`KeyValueStore`
 environment (TRL's ``environment_factory``) whose ``reset`` stores the row's
-codes; its ``lookup`` method is the model's tool. A good rollout calls
-``lookup(key="k3")``, reads the code in the tool's result, and answers
-``<answer>47</answer>``.
+codes for ``k0``, ``k1`` and ``k2``; its ``lookup`` method is the model's tool. A
+good rollout calls ``lookup(key="k1")``, reads the code in the tool's result,
+and answers ``<answer>7</answer>``.
 
 The model is the offline tiny model (:func:`~rewardsmith.train.tiny_model.build_tiny_model`)
 with Qwen2.5's chat template (so TRL renders the tools and parses the
 model's ``<tool_call>`` blocks as it does for Qwen), and a tokenizer that
-holds the fixed text (the tools preamble, the call's JSON up to the key) as
-single tokens. It is first taught the call format briefly (a few seconds of
-supervised steps on example conversations), then trained with GRPO from a
+holds the fixed text (the tools preamble, the call's JSON around the key, the
+keys) as single tokens. It is first taught only the call FORMAT (a few seconds
+of supervised steps on conversations whose key and answer are random), then
+trained with GRPO from a
 ``rewardsmith train`` config holding ``environment:``, so the run goes through
 the same checks and trainer set-up as any other.
 
@@ -45,7 +46,11 @@ __all__ = [
 
 #: Few keys, each one token: which one to look up is the part GRPO learns (chance 1/3 after the warm start).
 KEYS = ("k0", "k1", "k2")
-#: Codes are single digits (one token each).
+#: The key every question asks for; the store also holds the others. Which key to look up is what GRPO
+#: learns in the demo's budget (asking for a different key per row needs copying it from the prompt,
+#: which did not rise within 40 steps).
+ASKED = "k1"
+#: Codes are single digits (one token each), drawn afresh per row.
 CODES = tuple("0123456789")
 SYSTEM = "Use the lookup tool, then answer."
 #: The JSON of a call up to the key's value: one token in the demo tokenizer.
@@ -117,7 +122,7 @@ def tool_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
     rows = []
     for _ in range(n):
         codes = {k: rng.choice(CODES) for k in KEYS}
-        key = rng.choice(KEYS)
+        key = ASKED
         prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"What is the code for {key}?"}]
         rows.append({"prompt": prompt, "key": key, "codes": json.dumps(codes), "code": codes[key]})
     return rows
@@ -225,7 +230,7 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
 
 
 def demo_config(
-    model: str | Path, output_dir: str | Path, max_steps: int = 40, rows: int = 200, seed: int = 0
+    model: str | Path, output_dir: str | Path, max_steps: int = 30, rows: int = 200, seed: int = 0
 ) -> dict[str, Any]:
     """The ``rewardsmith train`` config of the demo (``environment:`` names :class:`KeyValueStore`)."""
     return {
@@ -291,7 +296,7 @@ def reward_rise(log_history: list[dict[str, Any]], window: int = 3) -> dict[str,
 
 def train_tools_demo(
     output_dir: str | Path = "runs/demo_tools",
-    max_steps: int = 40,
+    max_steps: int = 30,
     teach_steps: int = 150,
     console: Any = None,
     seed: int = 0,
