@@ -205,7 +205,7 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
 
     path = Path(path)
     marker = path / "rewardsmith_tools_demo.json"
-    recipe = {"teach_steps": teach_steps, "seed": seed, "version": 3}
+    recipe = {"teach_steps": teach_steps, "seed": seed, "version": 4}
     if marker.exists() and json.loads(marker.read_text()) == recipe:
         return path
     probe = build_tiny_tokenizer()
