@@ -279,23 +279,9 @@ def check(
     audit = _Audit(made, scorer, other, Scorer(other, timeout, workers) if other is not None else None)
     columns = (completions_column, labels_column)
     run = _run(audit, rows, contexts, candidates, chosen, columns, (sample, n), progress)
-    setup = {
-        "reward": made.name,
-        "dataset": dataset if isinstance(dataset, (str, os.PathLike)) else type(dataset).__name__,
-        "split": split,
-        "rows": len(rows),
-        "rows_checked": len({r.row for r in audit.records}),
-        "answer_column": answer_col,
-        "gold_column": gold,
-        "completions_column": completions_column,
-        "labels_column": labels_column,
-        "against": other.name if other is not None else None,
-        "formats": [f.label for f in run.formats],
-        "formats_given": bool(given),
-        "declared_columns": declared_columns(made),
-        "timeout_s": scorer.timeout,
-        "scored_in": scorer.mode,
-    }
+    setup = _setup(made, other, dataset, split, rows, audit, scorer, run, given)
+    setup.update(answer_column=answer_col, gold_column=gold, completions_column=completions_column)
+    setup.update(labels_column=labels_column)
     report = summarise(made, audit.records, audit.other, other, contexts, setup, limits, chosen, pass_threshold)
     report.complete = run.complete
     report.notes += [scorer.note] if scorer.note else []
@@ -306,6 +292,33 @@ def check(
     if run.interrupted:
         raise KeyboardInterrupt
     return report
+
+
+def _setup(
+    made: Reward,
+    other: Reward | None,
+    dataset: Any,
+    split: str,
+    rows: list[Any],
+    audit: _Audit,
+    scorer: Scorer,
+    run: _Run,
+    given: list[Any],
+) -> dict[str, Any]:
+    """What was checked and how, for the summary (the columns are added by the caller)."""
+    return {
+        "reward": made.name,
+        "dataset": dataset if isinstance(dataset, (str, os.PathLike)) else type(dataset).__name__,
+        "split": split,
+        "rows": len(rows),
+        "rows_checked": len({r.row for r in audit.records}),
+        "against": other.name if other is not None else None,
+        "formats": [f.label for f in run.formats],
+        "formats_given": bool(given),
+        "declared_columns": declared_columns(made),
+        "timeout_s": scorer.timeout,
+        "scored_in": scorer.mode,
+    }
 
 
 def _families(families: Sequence[str] | None) -> list[str]:
