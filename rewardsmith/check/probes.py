@@ -55,6 +55,8 @@ FAMILIES: dict[str, str] = {
     "invisible": "invisible and look-alike characters",
     "huge": "a 1 MB completion",
     "truncated": "a reference cut off before its answer",
+    "trajectory": "rollouts with tool calls: unknown tools, calls in the reasoning or after the answer, the answer "
+    "only in a tool argument or result, repeated calls, an empty final message",
 }
 #: The pseudo-family of the calibration completions.
 CALIBRATION = "calibration"
@@ -98,7 +100,9 @@ def calibration(ctx: RowContext, candidates: list[Format], main: Format) -> list
     out.append(Probe(CALIBRATION, "plain_nonsense", f"{NONSENSE} {NONSENSE_ANSWER}"))
     if ctx.answer:
         out += [Probe(CALIBRATION, f"right_{f.label}", f.render(REASONING, ctx.answer)) for f in candidates]
-    return out
+    from rewardsmith.check.trajectory_probes import trajectory_calibration
+
+    return out + trajectory_calibration(ctx, main)
 
 
 def format_trials(ctx: RowContext, candidates: list[Format]) -> list[Probe]:
@@ -121,7 +125,9 @@ def make_probes(ctx: RowContext, formats: list[Format]) -> list[Probe]:
     >>> [p.completion for p in probes if p.variant == "before_answer"]
     ['9 * 2 = ']
     """
-    return list(_probes(ctx, formats))
+    from rewardsmith.check.trajectory_probes import trajectory_probes
+
+    return [*_probes(ctx, formats), *trajectory_probes(ctx, formats[0])]
 
 
 def _probes(ctx: RowContext, formats: list[Format]) -> Iterator[Probe]:
