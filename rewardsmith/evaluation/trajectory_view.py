@@ -35,12 +35,12 @@ def _call(call: ToolCall) -> str:
     return f"{line}\n     <- result: {_cut(call.result, RESULT_CHARS)}"
 
 
-def _message(message: Message, turn: int, calls: list[ToolCall]) -> list[str]:
+def _message(message: Message, turn: int) -> list[str]:
     if message.role == "tool":
         return []  # shown under the call it answers
     head = f"[{message.role} {turn}]" if message.role == "assistant" else f"[{message.role}]"
     lines = [f"{head} {_cut(message.content.strip(), MESSAGE_CHARS)}".rstrip()]
-    return lines + [_call(call) for call in calls]
+    return lines + [_call(call) for call in message.calls]
 
 
 def turn_text(completion: Any) -> str | None:
@@ -60,16 +60,11 @@ def turn_text(completion: Any) -> str | None:
     """
     if not is_trajectory(completion):
         return None
-    read = trajectory(completion)
-    by_turn: dict[int, list[ToolCall]] = {}
-    for call in read.calls:  # the calls with their results attached
-        by_turn.setdefault(call.turn, []).append(call)
     lines: list[str] = []
     turn = 0
-    for message in read.messages:
-        made = by_turn.get(turn, []) if message.role == "assistant" else []
+    for message in trajectory(completion).messages:
         turn += message.role == "assistant"
-        lines += _message(message, turn, made)
+        lines += _message(message, turn)
     return "\n".join(lines)
 
 
