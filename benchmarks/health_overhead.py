@@ -1,7 +1,7 @@
 """Reward-health overhead: ``rewardsmith train`` (monitor on) vs the same run written by hand with ``GRPOTrainer``.
 
 Both runs train the embedded default config (``tiny_cpu.yaml``: the offline
-tiny model, three rewards, 64 completions per step) for the same number of
+tiny model, three rewards, 128 completions per step) for the same number of
 steps, from the same seed, alternately in this one process. The subject is
 ``rewardsmith.train.run`` as the CLI calls it: our console, the reward
 history and the reward-health monitor (``health/...`` metrics every logging

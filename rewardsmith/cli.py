@@ -175,6 +175,7 @@ def eval_command(
     overrides["generation"] = {k: v for k, v in generation.items() if v is not None}
     overrides = {k: v for k, v in overrides.items() if v not in (None, {})}
     try:
+        _check_eval_options(completions_column, generation, batch_size)
         report = evaluate_config(config, overrides, on_warning=_warn)
     except RewardsmithError as exc:
         _fail(exc)
@@ -183,6 +184,24 @@ def eval_command(
         err_console.print("interrupted: the rows done so far are kept; run the same command again to continue")
         raise typer.Exit(code=130) from None
     _print_eval_summary(report)
+
+
+def _check_eval_options(completions_column: str | None, generation: dict[str, Any], batch_size: int | None) -> None:
+    """Options of ``rewardsmith eval`` that contradict each other or make no sense: one paragraph, exit 2."""
+    from rewardsmith.evaluation.validate import MAX_BATCH_SIZE
+
+    problems = []
+    flags = [f"--{k.replace('_', '-')}" for k, v in generation.items() if v is not None]
+    if completions_column is not None and flags:
+        problems.append(
+            f"--completions-column scores completions the data already has, while {', '.join(flags)} "
+            f"{'is a setting' if len(flags) == 1 else 'are settings'} for generating them with --model: drop "
+            f"{'it' if len(flags) == 1 else 'them'}, or drop --completions-column and give --model"
+        )
+    if batch_size is not None and not 1 <= batch_size <= MAX_BATCH_SIZE:
+        problems.append(f"--batch-size must be from 1 to {MAX_BATCH_SIZE:,} prompts, got {batch_size:,}")
+    if problems:
+        raise RewardConfigError("; and ".join(problems) + ".")
 
 
 def _print_eval_summary(report: Any) -> None:
@@ -248,18 +267,58 @@ def check_command(
     max_false_negative: _Limit = None,
     max_tied: _Limit = None,
     max_disagreement: _Limit = None,
+    max_unjudged: _Limit = None,
+    probe_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="The answer format probes use, when the data does not show it: boxed, hashes, tags:ANSWER_TAG, "
+            "tags:THINK_TAG,ANSWER_TAG, fence:python, or a template with {answer} (and {reasoning}); repeatable."
+        ),
+    ] = None,
 ) -> None:
     """Audit a reward on a dataset: gaming probes, reference solutions, labels, cost, signal. Exit 1 on findings."""
+    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
+    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
+    limits.update(max_tied=max_tied, max_disagreement=max_disagreement, max_unjudged=max_unjudged)
+    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
+    options.update(max_samples=max_samples)
+    generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
+    generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
+    arguments: dict[str, Any] = {
+        "split": split,
+        "gold_column": "" if gold_column == "none" else gold_column,
+        "answer_column": answer_column,
+        "completions_column": completions_column,
+        "labels_column": labels_column,
+        "against": against,
+        "n": n,
+        "families": None if families is None else [f.strip() for f in families.split(",") if f.strip()],
+        "probe_format": list(probe_format or []) or None,
+        "thresholds": {k: v for k, v in limits.items() if v is not None},
+        "pass_threshold": pass_threshold,
+        "timeout": timeout or None,
+        "workers": workers,
+        "output_dir": output_dir,
+        "progress": progress,
+        **{k: v for k, v in options.items() if v is not None},
+    }
+    report = _run_check(reward, settings, dataset, imports, generation, arguments)
+    _print_check(report)
+
+
+def _run_check(
+    reward: str,
+    settings: list[str] | None,
+    dataset: str,
+    imports: list[str] | None,
+    generation: dict[str, Any],
+    arguments: dict[str, Any],
+) -> Any:
+    """Resolve the reward and the sampler, and run the audit; a user's mistake is one paragraph, exit 2."""
     from rewardsmith.check import check
-    from rewardsmith.check.terminal import print_summary
     from rewardsmith.core.configfile import import_modules
     from rewardsmith.core.problems import ConfigProblems
 
-    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
-    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
-    limits.update(max_tied=max_tied, max_disagreement=max_disagreement)
-    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
-    options.update(max_samples=max_samples)
     sampler = None
     try:
         problems = ConfigProblems("the check")
@@ -272,42 +331,25 @@ def check_command(
             from rewardsmith.core.registry import get_reward
 
             spec = get_reward(spec, **dict(_parse_setting(s) for s in settings))
-        if model is not None:
+        if generation.get("model") is not None:
             require_extra("eval", "sampling completions for rewardsmith check")
             from rewardsmith.evaluation.backends import ModelSampler
 
-            generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
-            generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
             sampler = ModelSampler({k: v for k, v in generation.items() if v is not None})
-        report = check(
-            spec,
-            dataset,
-            split=split,
-            gold_column="" if gold_column == "none" else gold_column,
-            answer_column=answer_column,
-            completions_column=completions_column,
-            labels_column=labels_column,
-            against=against,
-            sample=sampler,
-            n=n,
-            families=None if families is None else [f.strip() for f in families.split(",") if f.strip()],
-            thresholds={k: v for k, v in limits.items() if v is not None},
-            pass_threshold=pass_threshold,
-            timeout=timeout or None,
-            workers=workers,
-            output_dir=output_dir,
-            progress=progress,
-            **{k: v for k, v in options.items() if v is not None},
-        )
+        return check(spec, dataset, sample=sampler, **arguments)
     except RewardsmithError as exc:
         _fail(exc)
-        return
     except KeyboardInterrupt:
         err_console.print("interrupted: the rows done so far are summed up in check.json and check.html")
         raise typer.Exit(code=130) from None
     finally:
         if sampler is not None:
             sampler.close()
+
+
+def _print_check(report: Any) -> None:
+    from rewardsmith.check.terminal import print_summary
+
     print_summary(report.summary, console)
     if report.output_dir is not None:
         console.print(f"check.json: {report.json_path}\ncheck.html: {report.html_path}", highlight=False)
@@ -369,6 +411,11 @@ def serve(
     label_column: Annotated[str, typer.Option(help="The column OpenRLHF's labels fill (/get_reward).")] = "answer",
     none_score: Annotated[float, typer.Option(help="What /get_reward sends when no reward applies.")] = 0.0,
     graceful_timeout: Annotated[float, typer.Option(help="Seconds to finish batches in flight on shutdown.")] = 60.0,
+    max_samples: Annotated[int, typer.Option(help="Most samples in one request (413 above).")] = 8192,
+    max_pending_mb: Annotated[float, typer.Option(help="Request bytes held at once, in MiB (503 above).")] = 256.0,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a request body may take to arrive (408).")] = 60.0,
+    header_timeout: Annotated[float, typer.Option(help="Seconds request headers may take to arrive.")] = 10.0,
+    max_connections: Annotated[int, typer.Option(help="Open connections at most (503 above).")] = 256,
 ) -> None:
     """Serve rewards over HTTP: a batch API (/score), /health, and OpenRLHF's remote reward protocol (/get_reward)."""
     import os
@@ -382,8 +429,12 @@ def serve(
             token = os.environ.get(token_env)
             if not token:
                 raise RewardConfigError(f"--token-env {token_env}: that environment variable is not set or empty")
-        if max_concurrency < 1 or max_queue < 0 or max_body_mb <= 0:
-            raise RewardConfigError("--max-concurrency must be >= 1, --max-queue >= 0 and --max-body-mb > 0")
+        limits = (max_concurrency, max_samples, max_connections, max_body_mb, max_pending_mb, body_timeout)
+        if min(limits) <= 0 or header_timeout <= 0 or max_queue < 0:
+            raise RewardConfigError(
+                "--max-concurrency, --max-samples, --max-connections, --max-body-mb, --max-pending-mb, "
+                "--body-timeout and --header-timeout must be > 0, and --max-queue >= 0"
+            )
         service = RewardService.from_spec(rewards)
         settings = ServerSettings(
             max_concurrency=max_concurrency,
@@ -392,6 +443,11 @@ def serve(
             token=token,
             label_column=label_column,
             none_score=none_score,
+            max_samples=max_samples,
+            max_pending_bytes=int(max_pending_mb * 1024 * 1024),
+            body_timeout=body_timeout,
+            header_timeout=header_timeout,
+            max_connections=max_connections,
         )
     except RewardsmithError as exc:
         _fail(exc)

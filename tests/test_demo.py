@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from rich.console import Console
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,3 +38,48 @@ def test_demo_command_runs():
     )
     assert result.returncode == 0, result.stderr
     assert "mean gsm8k_accuracy" in result.stdout
+
+
+#: The suite's shortened demo run: its first 500 of 1,000 steps. Over the last 10% of those steps the mean
+#: ``gsm8k_accuracy`` was 0.20-0.78 on six seeds (0.46 on the config's seed 0), from 0.02-0.03 at the start;
+#: the run asserts it ends above chance (0.1) by a margin that held on every one of them.
+REDUCED_STEPS = 500
+MIN_END_ACCURACY = 0.15
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("training")
+def test_demo_learns_the_task_not_only_the_format(tmp_path, monkeypatch):
+    """The embedded default, shortened: correctness (an exact check of the copied digit) rises from below
+    chance to above it, the format is learned, and the summary gives each reward's verdict."""
+    from rewardsmith.demo import train_demo
+
+    monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
+    out = io.StringIO()
+    result = train_demo(tmp_path / "demo", max_steps=REDUCED_STEPS, console=Console(file=out, width=200))
+    summary = result.summary
+    assert summary.steps == REDUCED_STEPS
+    assert summary.rewards_start["gsm8k_accuracy"] <= 0.1, summary  # chance: one digit in ten
+    assert summary.rewards_end["gsm8k_accuracy"] >= MIN_END_ACCURACY, summary
+    assert summary.rewards_end["think_format"] > summary.rewards_start["think_format"] + 0.3, summary
+    verdicts = out.getvalue().split("which rewards learned")[-1]
+    assert "think_format: " in verdicts and "learned" in verdicts and "gsm8k_accuracy: " in verdicts
+    curve = Path(summary.curve)
+    assert curve.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "demo" / "health_history.json").exists()  # the curve's health panel has its data
+    saved = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    assert saved["reward_end"] == pytest.approx(summary.reward_end)
+    assert (tmp_path / "demo" / "model.safetensors").exists()
+
+
+def test_demo_summary_says_which_rewards_learned():
+    from rewardsmith.demo import reward_verdicts
+
+    start = {"think_format": 0.05, "gsm8k_accuracy": 0.1, "tag_count": 0.4, "length": 0.9}
+    end = {"think_format": 0.99, "gsm8k_accuracy": 0.15, "tag_count": 1.0, "length": 0.5}
+    assert reward_verdicts(start, end) == {
+        "think_format": "learned",
+        "gsm8k_accuracy": "flat",
+        "tag_count": "learned",
+        "length": "fell",
+    }

@@ -125,6 +125,12 @@ def _other_rows() -> list[dict]:
             "prompt": "What is 9 times 2? Use the calculator.",
             "completion": f"I will ask the calculator for the product.\n{call}",
             "tool_calls": [{"name": "calculator", "arguments": {"expression": "9 * 2"}}],
+            "tools": [
+                {
+                    "name": "calculator",
+                    "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}},
+                }
+            ],
         },
         {
             "prompt": "Quelle est la capitale de la France ?",
@@ -151,7 +157,10 @@ SETTINGS = {
 
 #: Rows with the columns a reward reads (a row may have more); group_length compares the rows of one prompt.
 _COLUMNS_READ = ("answer", "solution", "correct", "tests", "instruction_id_list", "kwargs")
-_COLUMNS_READ += ("nums", "target", "schema", "tool_calls", "language")
+_COLUMNS_READ += ("nums", "target", "schema", "tool_calls", "tools", "language")
+
+#: Rewards that read no text at all.
+NO_TEXT = {"environment_reward": "scores the rollout's environment (TRL's environments), not the text"}
 
 
 def _builtin(name: str) -> bool:
@@ -176,6 +185,8 @@ def _columns(reward, rows: list[dict], copies: int) -> dict[str, list]:
 def test_scores_are_the_same_with_invisible_characters_between_and_inside_words(target):
     if target.call is None:
         pytest.skip(target.skip)
+    if target.name in NO_TEXT:
+        pytest.skip(NO_TEXT[target.name])
     if target.reward is not None:
         target.reward.close()
     reward = get_reward(target.name, **SETTINGS.get(target.name, {}))

@@ -26,7 +26,10 @@ from rewardsmith.data.loading import describe_source
 from rewardsmith.evaluation.backends import make_generator
 from rewardsmith.evaluation.generation import GenerationConfig
 
-__all__ = ["CheckedJob", "check_job"]
+__all__ = ["MAX_BATCH_SIZE", "CheckedJob", "check_job"]
+
+#: The most prompts in one batch (a batch is held in memory: generated, scored and written together).
+MAX_BATCH_SIZE = 1_000_000
 
 
 @dataclass
@@ -77,7 +80,7 @@ def check_job(
     ...     print(str(error).splitlines()[0][:60])
     rewards[0]: unknown reward 'gsm8k_acuracy'. Did you mean: gs
     say where the completions come from: completions_column= (a
-    batch_size must be a whole number >= 1, got 0
+    batch_size must be a whole number from 1 to 1,000,000, got 0
     1 reward needs columns the dataset does not have:
     """
     made: list[Reward] = []
@@ -95,8 +98,8 @@ def check_job(
             else "say where the completions come from: completions_column= (a column of the data, e.g. 'completion') "
             "or generation={'model': ..., 'base_url': ...} (generate them)"
         )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        problems.add(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        problems.add(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,}, got {batch_size!r}")
     prepared = first = None
     if dataset is not None:
         with problems.check():

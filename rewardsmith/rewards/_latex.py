@@ -66,9 +66,10 @@ def has_repeat_notation(latex: str) -> bool:
 _BLANK_PARTS = re.compile(
     r"\\(?:[hv]?phantom|hspace\*?|vspace\*?|underline|text|mathrm|textbf|mbox)\s{0,5}(?=\{)"
     r"|\\(?:square|Box|blacksquare|qquad|quad|ldots|cdots|dots|_|,|;|!|:| )"
-    r"|\d{0,4}(?:\.\d{1,4})?(?:cm|mm|em|ex|in|pt)\b"
     r"|[{}\s_?.$]"
 )
+# A spacing command's width (``\hspace{1cm}``) is no content; elsewhere ``12cm`` is an answer with a unit.
+_SPACE_WIDTH = re.compile(r"\\[hv]space\*?\s{0,5}\{[^{}]{0,40}\}")
 
 
 def is_placeholder(latex: str) -> bool:
@@ -76,8 +77,10 @@ def is_placeholder(latex: str) -> bool:
 
     >>> is_placeholder(r"\phantom{2}"), is_placeholder(r"\underline{\hspace{1cm}}"), is_placeholder("x")
     (True, True, False)
+    >>> is_placeholder("12cm"), is_placeholder(r"\hspace{2em}")
+    (False, True)
     """
-    without_phantoms = _PHANTOM.sub("", latex)
+    without_phantoms = _PHANTOM.sub("", _SPACE_WIDTH.sub("", latex))
     return not _BLANK_PARTS.sub("", without_phantoms)
 
 

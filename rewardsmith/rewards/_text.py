@@ -25,7 +25,6 @@ from typing import NamedTuple
 
 __all__ = [
     "Tag",
-    "answer_statements",
     "boxed_contents",
     "count_tag",
     "fenced_blocks",
@@ -359,19 +358,22 @@ def boxed_contents(text: str, limit: int | None = None) -> list[str]:
     return out
 
 
-# A number as people write it in an answer: optional sign, optional currency,
-# digits with optional thousands separators, optional decimals; or a fraction a/b.
+# A number as people write it in an answer: optional sign (ASCII, the minus sign, dashes and hyphens that models
+# write for it), optional currency, digits with optional thousands separators, optional decimals and exponent; or a
+# fraction a/b. A unit glued on (``2.5kg``, ``12cm``) ends a number; a letter or digit before it starts none.
+MINUS_SIGNS = "-\u2212\u2013\u2010\u2012\ufe63\uff0d"
 _NUMBER = re.compile(
-    r"(?<![\w.])(-|−|\+)?\s?\$?\s?"
-    r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-    r"(?:\s?/\s?(\d+(?:\.\d+)?))?"
-    r"(?![\w])"
+    rf"(?<![\w.])([{MINUS_SIGNS}+])?([ \t]?)\$?[ \t]?"
+    r"(\d{1,3}(?:,\d{3})+(?!\d)(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"(?:[eE]([-+]?\d{1,3})(?![\w.]))?"
+    r"(?:[ \t]?/[ \t]?(\d+(?:\.\d+)?)(?![\d.]))?"
+    r"(?!\d|\.\d|(?:st|nd|rd|th)\b)"  # an ordinal (3rd, 21st) counts nothing
 )
 
 _LATEX_CLEANUP = (
     (re.compile(r"\\[dt]?frac\s{0,20}\{([^{}]*)\}\s{0,20}\{([^{}]*)\}"), r"\1/\2"),
-    (re.compile(r"\\text\s{0,20}\{[^{}]*\}"), " "),
-    (re.compile(r"\\(?:mathrm|textbf|mathbf)\s{0,20}\{([^{}]*)\}"), r"\1"),
+    (re.compile(r"\\(?:[hv]?phantom|[hv]space\*?)\s{0,20}\{[^{}]*\}"), " "),
+    (re.compile(r"\\(?:text\w{0,6}|mathrm|mathbf|mbox|operatorname)\s{0,20}\{([^{}]*)\}"), r" \1 "),
     (re.compile(r"\{,\}"), ","),
     (re.compile(r"\\[,;!: ]"), ""),
     (re.compile(r"\\\$|\\%|%|\\left|\\right|\^\\circ|\\circ|\\cdot"), " "),
@@ -379,38 +381,96 @@ _LATEX_CLEANUP = (
 
 
 def clean_latex(text: str) -> str:
-    r"""Strip the LaTeX people wrap numeric answers in.
+    r"""Strip the LaTeX people wrap numeric answers in (the words of ``\text{}`` are kept: ``\text{or 20}`` says 20).
 
-    >>> clean_latex(r"\$1{,}000 \text{ dollars}")
-    ' 1,000  '
-    >>> clean_latex(r"\dfrac{3}{4}")
-    '3/4'
+    >>> clean_latex(r"\$1{,}000 \text{dollars}")
+    ' 1,000  dollars '
+    >>> clean_latex(r"\dfrac{3}{4}"), clean_latex(r"\phantom{18}")
+    ('3/4', ' ')
     """
     for pattern, repl in _LATEX_CLEANUP:
         text = pattern.sub(repl, text)
     return text
 
 
+def _is_bullet(text: str, sign_at: int) -> bool:
+    """Whether the sign at ``sign_at`` opens its line (after white space): a Markdown bullet, not a minus sign."""
+    line_start = text.rfind("\n", 0, sign_at) + 1
+    return not text[line_start:sign_at].strip()
+
+
+def _value(digits: str, exponent: str | None, denominator: str | None) -> Fraction | None:
+    try:
+        value = Fraction(digits.replace(",", ""))
+        if exponent is not None:
+            value *= Fraction(10) ** int(exponent)
+        if denominator is not None:
+            den = Fraction(denominator)
+            if den == 0:
+                return None
+            value /= den
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value
+
+
 def iter_numbers(text: str) -> Iterator[tuple[Fraction, int, int]]:
-    """Every number in ``text`` as an exact ``Fraction``, with its span.
+    r"""Every number in ``text`` as an exact ``Fraction``, with its span.
+
+    A unit glued on ends a number (``2.5kg`` is 2.5, ``1.8e1`` is 18); en
+    dashes, hyphens and full-width or small minus signs are minus signs, and a
+    ``-`` that opens a line before a space is a bullet.
 
     >>> [str(v) for v, _, _ in iter_numbers("paid $1,200.50 for 3/4 of it, -2 left")]
     ['2401/2', '3/4', '-2']
+    >>> [str(v) for v, _, _ in iter_numbers("2.5kg, 12cm, 1.8e1, \u201318, \uff0d3\n- 7, 21st")]
+    ['5/2', '12', '18', '-18', '-3', '7']
     """
+    for match, value in _numbers(text):
+        if value is not None:
+            yield value, match.start(), match.end()
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _numbers(text: str) -> Iterator[tuple[re.Match[str], Fraction | None]]:
     for match in _NUMBER.finditer(text):
-        sign, digits, denominator = match.groups()
-        try:
-            value = Fraction(digits.replace(",", ""))
-            if denominator is not None:
-                den = Fraction(denominator)
-                if den == 0:
-                    continue
-                value /= den
-        except (ValueError, ZeroDivisionError):
-            continue
-        if sign in ("-", "−"):
-            value = -value
-        yield value, match.start(), match.end()
+        yield match, _match_value(text, match)
+
+
+def _match_value(text: str, match: re.Match[str]) -> Fraction | None:
+    sign, gap, digits, exponent, denominator = match.groups()
+    value = _value(digits, exponent, denominator)
+    if value is not None and sign and sign != "+" and not (gap and _is_bullet(text, match.start())):
+        value = -value
+    return value
+
+
+def number_at(text: str, start: int) -> Fraction | None:
+    """The value of the number :func:`number_spans` found at ``start``.
+
+    >>> number_at("so -18.", 3)
+    Fraction(-18, 1)
+    """
+    match = _NUMBER.match(text, start)
+    return None if match is None else _match_value(text, match)
+
+
+def number_spans(text: str) -> Iterator[tuple[str, int, int]]:
+    """Each number's spelling (sign, digits, exponent, denominator) and span, without computing its value (fast).
+
+    >>> [s for s, _, _ in number_spans("1/2 and -3")]
+    ['1/2', '-3/']
+    """
+    if _DIGIT.search(text) is None:
+        return
+    for match in _NUMBER.finditer(text):
+        sign, gap, digits, exponent, denominator = match.groups()
+        negative = bool(sign) and sign != "+" and not (gap and _is_bullet(text, match.start()))
+        power = f"e{exponent}" if exponent else ""
+        key = f"{'-' if negative else ''}{digits.replace(',', '')}{power}/{denominator or ''}"
+        yield key, match.start(), match.end()
 
 
 def parse_number(text: str) -> Fraction | None:
@@ -424,16 +484,25 @@ def parse_number(text: str) -> Fraction | None:
     Fraction(1000, 1)
     >>> parse_number("9 * 2 = 18 dollars")
     Fraction(18, 1)
-    >>> parse_number("18 or 19") is None
-    True
+    >>> parse_number("18 or 19") is None, parse_number("x = 18 = 20") is None, parse_number("3 * 6 = 18 = 18.0")
+    (True, True, Fraction(18, 1))
     """
     text = clean_latex(text)
     if "=" in text:
-        text = text.rsplit("=", 1)[1]
+        sides = text.split("=")
+        if len({v for side in sides if (v := _single_number(side)) is not None}) > 1:
+            return None  # 18 = 20: two different values
+        text = sides[-1]
     values = {value for value, _, _ in iter_numbers(text)}
     if len(values) != 1:
         return None
     return values.pop()
+
+
+def _single_number(side: str) -> Fraction | None:
+    """The number one side of an equation is, when it is nothing but one number (``$18``, ``18 dollars``)."""
+    numbers = list(itertools.islice(iter_numbers(side), 2))
+    return numbers[0][0] if len(numbers) == 1 and not re.search(r"[-+*/×÷^]\s*$|^\s*[*/×÷^]", side) else None
 
 
 def format_number(value: Fraction) -> str:
@@ -478,41 +547,3 @@ def last_tag_end(text: str, name: str, closing: bool = False) -> int | None:
         if (match.group(1) == "/") == closing:
             end = match.end()
     return end
-
-
-_ANSWER_PHRASE = re.compile(r"(?:final\s{1,20}answer|answer)\s{0,20}(?:is|:|=)\s{0,20}", re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
-
-
-def statement(text: str, start: int) -> str:
-    r"""The statement that begins at ``start``: up to the end of its sentence or line, trailing punctuation removed.
-
-    >>> statement("The answer is 0.5. Next, 7", 14), statement("is 18 or 20\nmore", 3)
-    ('0.5', '18 or 20')
-    """
-    end = _SENTENCE_END.search(text, start)
-    return text[start : end.start() if end else len(text)].strip().rstrip(" .;,!")
-
-
-def answer_statements(
-    text: str, pattern: re.Pattern[str] = _ANSWER_PHRASE, limit: int = MAX_ANSWERS
-) -> list[str] | None:
-    r"""What follows each explicit answer statement ("the answer is", "Final Answer:"), up to its sentence's end.
-
-    A statement also ends where the next answer phrase begins, so each part of
-    the text is read once (linear time on any input). ``None`` when there are
-    more than ``limit`` statements: at that scale it is hedging, not an answer.
-
-    >>> answer_statements("so the final answer is $\\frac{1}{2}$.\nThanks")
-    ['$\\frac{1}{2}$']
-    >>> answer_statements("Answer: 3\nAnswer: 18"), answer_statements("The answer is 4. Then we check it.")
-    (['3', '18'], ['4'])
-    >>> answer_statements("no statement"), answer_statements("answer: 1 " * 60)
-    ([], None)
-    """
-    matches = list(itertools.islice(pattern.finditer(text), limit + 1))
-    if len(matches) > limit:
-        return None
-    ends = [m.start() for m in matches[1:]] + [len(text)]
-    found = [statement(text[match.end() : end], 0) for match, end in zip(matches, ends)]
-    return [s for s in found if s]

@@ -10,6 +10,7 @@ that a chat template already put in the prompt.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,12 +18,14 @@ from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import count_tag, find_tags, has_content, tag_name, visible_text
+from rewardsmith.rewards._containers import Container, checked_containers, container, count, find_markers
+from rewardsmith.rewards._text import has_content, visible_text
 
 __all__ = ["TagCount", "ThinkFormat"]
 
 
 def _expected(think_tag: str | None, answer_tag: str | None, prefilled_think: bool) -> list[tuple[str, bool]]:
+    """The (container name, closing) sequence a well-formed completion shows."""
     if think_tag is None:
         return [(answer_tag, False), (answer_tag, True)] if answer_tag else []
     shape = [(think_tag, False), (think_tag, True)]
@@ -31,25 +34,13 @@ def _expected(think_tag: str | None, answer_tag: str | None, prefilled_think: bo
     return shape[1:] if prefilled_think else shape
 
 
-def _tag_names(think_tag: str | None, answer_tag: str | None) -> tuple[str, ...]:
-    return tuple(t for t in (think_tag, answer_tag) if t is not None)
-
-
-def _checked_names(reward: Reward) -> None:
-    """Accept tag names written with brackets (``"<think>"``), and reject what cannot be a tag name."""
-    for setting in ("think_tag", "answer_tag"):
-        value = getattr(reward, setting)
-        if value is None:
-            continue
-        try:
-            setattr(reward, setting, tag_name(value, setting))
-        except ValueError as exc:
-            raise RewardConfigError(f"reward {reward.name!r}: {exc}") from None
-
-
-def _describe(tag: tuple[str, bool]) -> str:
+def _describe(tag: tuple[str, bool], boxes: dict[str, Container]) -> str:
     name, closing = tag
-    return f"</{name}>" if closing else f"<{name}>"
+    return boxes[name].describe(closing)
+
+
+def _name(setting: str | tuple[str, str] | None) -> str | None:
+    return None if setting is None else container(setting).name
 
 
 @register_reward("think_format", aliases=("format",))
@@ -69,7 +60,9 @@ class ThinkFormat(Reward):
     reasoning block is expected, at the start, and free text may follow it
     (TRL's ``think_format_reward``, except that empty reasoning scores 0
     here). Tags are matched case-insensitively; names may be given with or
-    without brackets (``"think"`` or ``"<think>"``). The completion is read
+    without brackets (``"think"`` or ``"<think>"``), as a pair of different
+    markers (``["<SOLUTION>", "</SOLUTION>"]``), or as a ``start_X`` opening
+    whose closing is ``<end_X>`` (``"<start_working_out>"``). The completion is read
     as it is seen: invisible characters are not content (a block holding
     only a zero-width space is empty).
 
@@ -95,6 +88,10 @@ class ThinkFormat(Reward):
     1.0
     >>> ThinkFormat(think_tag=None)(completions=["<answer>4</answer>", "4 <answer>4</answer>"])
     [1.0, 0.0]
+    >>> unsloth = ThinkFormat(think_tag="<start_working_out>", answer_tag=["<SOLUTION>", "</SOLUTION>"])
+    >>> good = "<start_working_out>2 and 2<end_working_out><SOLUTION>4</SOLUTION>"
+    >>> unsloth(completions=[good, good + "<SOLUTION>5</SOLUTION>"])
+    [1.0, 0.0]
     """
 
     default_name = "think_format"
@@ -102,22 +99,22 @@ class ThinkFormat(Reward):
 
     strict: bool = True
     prefilled_think: bool = False
-    think_tag: str | None = "think"
-    answer_tag: str | None = "answer"
+    think_tag: str | Sequence[str] | None = "think"
+    answer_tag: str | Sequence[str] | None = "answer"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.think_tag is None and self.answer_tag is None:
             raise RewardConfigError(f"reward {self.name!r}: think_tag and answer_tag cannot both be None")
-        _checked_names(self)
+        self._boxes = {box.name: box for box in checked_containers(self) if box is not None}
 
     def score(self, completion: str) -> RewardResult:
         completion = visible_text(completion)
-        expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
-        tags = find_tags(completion, _tag_names(self.think_tag, self.answer_tag), limit=len(expected))
+        expected = _expected(_name(self.think_tag), _name(self.answer_tag), self.prefilled_think)
+        tags = find_markers(completion, tuple(self._boxes.values()), limit=len(expected))
         seen = [(t.name, t.closing) for t in tags]
         if seen != expected:
-            return RewardResult(0.0, _mismatch(completion, seen, expected))
+            return RewardResult(0.0, _mismatch(completion, seen, expected, self._boxes))
         if self.think_tag is None:
             answer_open, answer_close = tags
             answer = completion[answer_open.end : answer_close.start]
@@ -166,19 +163,21 @@ def _reasoning_only(completion: str, tags: list[Any], prefilled_think: bool) -> 
     return RewardResult(1.0, "the reasoning block starts the completion")
 
 
-def _mismatch(text: str, seen: list[tuple[str, bool]], expected: list[tuple[str, bool]]) -> str:
+def _mismatch(
+    text: str, seen: list[tuple[str, bool]], expected: list[tuple[str, bool]], boxes: dict[str, Container]
+) -> str:
     if not seen:
         return "no tags"
     for tag in expected:
-        count = seen.count(tag) if len(seen) <= len(expected) else count_tag(text, *tag)
-        if count == 0:
-            return f"missing {_describe(tag)}"
-        if count > 1:
-            return f"{_describe(tag)} appears {count} times"
+        times = seen.count(tag) if len(seen) <= len(expected) else count(text, boxes[tag[0]], tag[1])
+        if times == 0:
+            return f"missing {_describe(tag, boxes)}"
+        if times > 1:
+            return f"{_describe(tag, boxes)} appears {times} times"
     extra = [t for t in seen if t not in expected]
     if extra:
-        return f"unexpected {_describe(extra[0])}"
-    return "tags out of order: " + " ".join(_describe(t) for t in seen)
+        return f"unexpected {_describe(extra[0], boxes)}"
+    return "tags out of order: " + " ".join(_describe(t, boxes) for t in seen)
 
 
 @register_reward("tag_count")
@@ -203,17 +202,17 @@ class TagCount(Reward):
     score_range = (0.0, 1.0)
 
     prefilled_think: bool = False
-    think_tag: str | None = "think"
-    answer_tag: str = "answer"
+    think_tag: str | Sequence[str] | None = "think"
+    answer_tag: str | Sequence[str] = "answer"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        _checked_names(self)
+        self._boxes = {box.name: box for box in checked_containers(self) if box is not None}
 
     def score(self, completion: str) -> RewardResult:
         completion = visible_text(completion)
-        expected = _expected(self.think_tag, self.answer_tag, self.prefilled_think)
-        once = [tag for tag in expected if count_tag(completion, *tag) == 1]
-        missing = [_describe(tag) for tag in expected if tag not in once]
+        expected = _expected(_name(self.think_tag), _name(self.answer_tag), self.prefilled_think)
+        once = [tag for tag in expected if count(completion, self._boxes[tag[0]], tag[1]) == 1]
+        missing = [_describe(tag, self._boxes) for tag in expected if tag not in once]
         reason = "every tag exactly once" if not missing else "not exactly once: " + ", ".join(missing)
         return RewardResult(len(once) / len(expected), reason)

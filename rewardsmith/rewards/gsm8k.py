@@ -7,11 +7,17 @@ any). Where the answer is taken from, in order:
    Every occurrence counts; if they state different numbers the completion
    hedged and scores 0. A marked answer that holds no single number scores 0
    (no falling back to numbers elsewhere in the text);
-2. the last phrase marker: "The answer is N", "Answer: N", "A: N" (the
-   number its sentence states; a sentence naming several different numbers,
-   like "18 or 20" or "1, 2, 3", is a hedge and scores 0, as it does in a
-   marker);
-3. with ``fallback_last_number`` (default on), the last number in the text.
+2. the last phrase marker: "The answer is N", "Answer: N", "A: N", "Final
+   Answer: The final answer is N", ``# Answer`` on its own line,
+   ``**Final answer:** N`` (the number its sentence states; a sentence naming
+   several different numbers, like "18 or 20" or "1, 2, 3", is a hedge and
+   scores 0, as it does in a marker);
+3. with ``fallback_last_number`` (default on), the last number in the text,
+   unless it ends a list (``3, 7, 18``, or one item per line).
+
+A revision ("wait, that's wrong") between two stated answers leaves only the
+answers after it (see ``_answers``). The markers' tags are settings
+(``answer_tag``, ``think_tag``; see ``_containers``).
 
 Numbers are compared exactly as fractions: ``1,000``, ``$1000``,
 ``1000.00`` and ``1000 dollars`` are all 1000, ``1/2`` equals ``0.5``, and
@@ -28,19 +34,22 @@ from fractions import Fraction
 from itertools import islice
 
 from rewardsmith.core.engine import OnError
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._answers import ANSWER_PHRASE, PHRASE_WORDS, answer_statements, final_part
+from rewardsmith.rewards._containers import Container, blocks, checked_containers, container, final_part_after
+from rewardsmith.rewards._latex import is_placeholder
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
-    answer_statements,
     boxed_contents,
-    final_segment,
     format_number,
     iter_numbers,
+    number_at,
+    number_spans,
     parse_number,
-    tag_blocks,
     visible_text,
 )
 from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
@@ -50,10 +59,8 @@ __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 # Every quantifier that can meet a failure is bounded, so that no run of white space is scanned from many
 # starts (``(?:^|\n)\s*A`` over a run of newlines is quadratic).
 _HASHES = re.compile(r"####\s{0,20}([^\n]*)")
-_PHRASES = re.compile(
-    r"(?:answer\s{1,20}is\s{0,20}:?|answer\s{0,20}:|(?:^|(?<=\n))[ \t]{0,20}A[ \t]{0,20}:)",
-    re.IGNORECASE,
-)
+_PHRASE_WORDS = (*PHRASE_WORDS, ":")
+_PHRASES = re.compile(rf"{ANSWER_PHRASE.pattern}|(?:^|(?<=\n))[ \t]{{0,20}}A[ \t]{{0,20}}:", re.IGNORECASE)
 
 
 def parse_reference_number(gold: object) -> Fraction | None:
@@ -79,7 +86,12 @@ def parse_reference_number(gold: object) -> Fraction | None:
     return parse_number(text)
 
 
-def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -> tuple[Fraction | None, str]:
+def extract_numeric_answer(
+    completion: str,
+    fallback_last_number: bool = True,
+    answer_tag: str | Sequence[str] | Container = "answer",
+    think_tag: str | Sequence[str] | Container | None = "think",
+) -> tuple[Fraction | None, str]:
     """The final numeric answer of a completion and where it was found.
 
     >>> extract_numeric_answer("<think>9*2</think><answer>$18</answer>")
@@ -93,15 +105,21 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     >>> extract_numeric_answer("The answer is 20 or 18.")
     (None, 'hedged: the answer phrase states several numbers')
     """
-    completion = final_segment(visible_text(completion))
+    answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
+    completion = visible_text(completion)
+    if think_tag is not None:
+        completion = final_part_after(
+            completion, think_tag if isinstance(think_tag, Container) else container(think_tag)
+        )
+    completion = final_part(completion, ("####", "\\boxed", answer_box.opening), _PHRASES, _PHRASE_WORDS)
     marked: list[tuple[str, str]] = [
         ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
     ]
-    marked += [("\\boxed", b) for b in boxed_contents(completion, limit=MAX_ANSWERS)]
-    blocks = tag_blocks(completion, "answer")
-    if blocks is None:
-        return None, "unbalanced <answer> tags"
-    marked += [("<answer>", b) for b in blocks[: MAX_ANSWERS + 1]]
+    marked += [("\\boxed", b) for b in boxed_contents(completion, limit=MAX_ANSWERS) if not is_placeholder(b)]
+    found = blocks(completion, answer_box)
+    if found is None:
+        return None, f"unbalanced {answer_box.opening} {answer_box.closing} markers"
+    marked += [(answer_box.opening, b) for b in found[: MAX_ANSWERS + 1]]
     if len(marked) > MAX_ANSWERS:
         return None, f"more than {MAX_ANSWERS} stated answers"
     if marked:
@@ -115,7 +133,7 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
         if len(distinct) > 1:
             return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
         return distinct[0], marked[0][0]
-    statements = answer_statements(completion, _PHRASES)
+    statements = answer_statements(completion, _PHRASES, words=_PHRASE_WORDS)
     if statements is None:
         return None, f"more than {MAX_ANSWERS} answer statements"
     # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
@@ -128,30 +146,66 @@ def extract_numeric_answer(completion: str, fallback_last_number: bool = True) -
     if stated:
         return stated.pop(), "answer phrase"
     if fallback_last_number:
-        return _last_number(completion.replace("{,}", ","))
+        return _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
     return None, "no answer found"
 
 
+_PHANTOMS = re.compile(r"\\[hv]?phantom\s{0,5}\{[^{}]{0,200}\}")
 # What may stand between two numbers of a list: a comma, semicolon, slash or bar, "or"/"and", or nothing but space.
-_LIST_GAP = re.compile(r"[ \t]{0,8}(?:[,;/|][ \t]{0,8})?(?:(?:or|and)[ \t]{1,8})?", re.IGNORECASE)
+_LIST_GAP = re.compile(r"\$?[ \t]{0,8}(?:[,;/|][ \t]{0,8})?(?:(?:or|and)[ \t]{1,8})?", re.IGNORECASE)
+# A line that is one item of a list: a bullet, number or letter, a short label with "=" or ":", or a table row, then
+# one number (a unit may follow).
+_ITEM_PREFIX = re.compile(
+    r"[ \t]{0,20}(?:[-*+\u2022][ \t]{1,8}|\d{1,3}[.)][ \t]{1,8}|\(?[A-Za-z]\)[ \t]{1,8})?"
+    r"(?:([^\d=:\n|]{1,40})[=:][ \t]{0,8})?"
+)
+_ITEM_REST = re.compile(r"\$?[ \t]?[-\u2212\u2013]?[\d.,/]{1,30}[ \t]{0,4}[A-Za-z%]{0,12}[ \t]{0,4}[.,;]?[ \t]{0,8}")
+_TOTAL = re.compile(r"total|sum|answer|result|altogether|in all|final|overall", re.IGNORECASE)
+
+
+def _list_item(line: str) -> tuple[bool, bool]:
+    """Whether a line is one item of a list (``- 3``, ``2. 5``, ``a = 3``, ``| b | 3 |``), and whether it is a total."""
+    if line.lstrip().startswith("|"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        line = cells[-1] if cells else ""
+    prefix = _ITEM_PREFIX.match(line)
+    rest = line[prefix.end() :] if prefix else line
+    label = prefix.group(1) if prefix else None
+    return _ITEM_REST.fullmatch(rest) is not None, bool(label and _TOTAL.search(label))
+
+
+def _ends_line_list(text: str, at: int) -> bool:
+    """Whether the number at ``at`` is the last item of a list written one item per line."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line_end = text.find("\n", at)
+    item, total = _list_item(text[line_start : line_end if line_end != -1 else len(text)])
+    if not item or total:
+        return False
+    before = text[max(0, line_start - 400) : max(0, line_start - 1)].rstrip().rsplit("\n", 1)[-1]
+    return bool(before.strip()) and _list_item(before)[0]
 
 
 def _last_number(text: str) -> tuple[Fraction | None, str]:
-    """The last number, unless it ends a list of different numbers (``3, 7, 18``; ``18 or 20``): a list is no answer.
+    r"""The last number, unless it ends a list of different numbers (``3, 7, 18``; ``18 or 20``): a list is no answer.
+
+    A list written one item per line (bullets, numbers, ``a = 3`` lines, a table) is a list too.
 
     >>> _last_number("so 9 * 2 = 18."), _last_number("Possible answers: 3, 7, 18")
     ((Fraction(18, 1), 'last number'), (None, 'hedged: the last number ends a list of numbers'))
+    >>> _last_number("Options:\n- 3\n- 18"), _last_number("a = 3\nb = 5\ntotal = 8")
+    ((None, 'hedged: the last number ends a list of numbers'), (Fraction(8, 1), 'last number'))
     """
-    last, last_end, listed = None, -1, False
-    for value, start, end in iter_numbers(text):
+    last, last_start, last_end, listed = None, -1, -1, False
+    for key, start, end in number_spans(text):  # spellings only: values are computed for the last number alone
         in_list = last is not None and _LIST_GAP.fullmatch(text, last_end, start) is not None
-        listed = in_list and (listed or value != last)
-        last, last_end = value, end
+        listed = in_list and (listed or key != last)
+        last, last_start, last_end = key, start, end
     if last is None:
         return None, "no answer found"
-    if listed:
+    if listed or _ends_line_list(text, last_start):
         return None, "hedged: the last number ends a list of numbers"
-    return last, "last number"
+    value = number_at(text, last_start)
+    return (None, "no answer found") if value is None else (value, "last number")
 
 
 def _decimals(value: Fraction) -> int | None:
@@ -214,10 +268,15 @@ class GSM8KAccuracy(Reward):
     #: A sample whose check times out or crashes scores as a wrong answer, never better.
     on_error: OnError = field(default="zero", kw_only=True)
     reasoning_delimiters: Sequence[str] | None = None
+    #: The answer blocks' container and the reasoning's (a tag name, or ``[opening, closing]``; see ``_containers``).
+    answer_tag: str | Sequence[str] = "answer"
+    think_tag: str | Sequence[str] | None = "think"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
+        if checked_containers(self)[1] is None:
+            raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
 
     def inputs(self) -> dict[str, Input]:
         return {"reference": Column(self.answer_column)}
@@ -231,7 +290,9 @@ class GSM8KAccuracy(Reward):
             if final is None:
                 return RewardResult(0.0, f"the reasoning never ends (no {' or '.join(self.reasoning_delimiters)})")
             completion = final
-        predicted, where = extract_numeric_answer(completion, self.fallback_last_number)
+        predicted, where = extract_numeric_answer(
+            completion, self.fallback_last_number, self.answer_tag, self.think_tag
+        )
         if predicted is None:
             return RewardResult(0.0, where)
         ok = numbers_match(predicted, gold)

@@ -2,11 +2,20 @@
 
 What counts as the answer (only the final one, never a number found anywhere):
 
-1. the text after the reasoning (after the last ``</think>``), then in it
-2. every ``<answer>`` block (its last ``\\boxed{}`` if it has one) and every
-   ``\\boxed{}`` outside the blocks; they must all agree, or the completion
-   hedged and scores 0;
-3. failing those, what follows the last "the answer is" / "Final Answer:".
+1. the text after the reasoning (after the last ``</think>``), read from its
+   last revision on ("wait, that's wrong", see ``_answers``), then in it
+2. every ``<answer>`` block (its boxes if it has any) and every ``\\boxed{}``
+   outside the blocks; they must all agree, or the completion hedged and
+   scores 0 (one box offering alternatives, ``18 \\text{ or } 20``, hedges too);
+3. failing those, answer statements ("the answer is", "Final Answer: The
+   final answer is", ``# Answer``, ``**Final answer:**``);
+4. failing those, a conservative closing statement (the last sentence
+   stating its value after "is" or ``=``, or opening with "so"/"therefore").
+
+Several answers in order against a reference that lists as many values
+(``p = \\boxed{3}``, ``q = \\boxed{5}`` against ``3, 5``) are one multi-part answer.
+Choice letters, inequalities against intervals, ordered lists and units are
+compared in ``_equivalence``.
 
 The reference comes from the ``answer`` column (``solution`` is used when
 there is no ``answer`` column; a worked solution's last ``\\boxed{}`` or
@@ -45,20 +54,35 @@ from fractions import Fraction
 from typing import Any
 
 from rewardsmith.core.engine import OnError
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._answers import (
+    alternatives,
+    answer_statements,
+    closing_statement,
+    final_part,
+    math_spans,
+    statement_values,
+    without_emphasis,
+)
+from rewardsmith.rewards._containers import (
+    Container,
+    blocks,
+    checked_containers,
+    container,
+    final_part_after,
+    find_markers,
+    last_end,
+)
+from rewardsmith.rewards._equivalence import choice_letters, interval_form, list_parts, ordered_prompt, without_unit
 from rewardsmith.rewards._latex import blow_up, has_repeat_notation, is_placeholder, is_prose, repeating_decimal
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
-    answer_statements,
     boxed_contents,
-    final_segment,
-    find_tags,
-    last_tag_end,
-    tag_blocks,
     visible_text,
 )
 from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
@@ -173,43 +197,42 @@ def reference_latex(gold: Any) -> str | None:
     return text or None
 
 
-def final_math_answers(completion: str, prompt: str | None = None) -> tuple[list[str] | None, str]:
+def final_math_answers(
+    completion: str,
+    prompt: str | None = None,
+    answer_tag: str | Sequence[str] | Container = "answer",
+    think_tag: str | Sequence[str] | Container | None = "think",
+) -> tuple[list[str] | None, str]:
     r"""The final answers a completion states, and where they were found (``None`` when malformed).
 
     Blanks to fill in (``\boxed{}``, ``\boxed{\phantom{2}}``, ``\square``) are
     not answers, and neither is a box that restates one of the ``prompt``'s,
-    unless the completion states nothing else.
+    unless the completion states nothing else. One stated answer that offers
+    alternatives (``18 \text{ or } 20``) counts as each of them.
 
     >>> final_math_answers(r"<think>maybe \boxed{5}</think> so it is \boxed{6}.")
     (['6'], '\\boxed')
     >>> final_math_answers("<answer>$\\frac{1}{2}$</answer>")
     (['\\frac{1}{2}'], '<answer>')
     >>> final_math_answers("I think 42 is involved")
-    ([], 'no final answer (no \\boxed{}, <answer> or "answer is")')
+    ([], 'no final answer (no \\boxed{}, <answer>, answer statement or closing statement)')
     >>> asked = r"What goes in $\boxed{\phantom{2}} + 3 = 5$?"
     >>> final_math_answers(r"We fill $\boxed{\phantom{2}} + 3 = 5$: it is $\boxed{2}$.", prompt=asked)
     (['2'], '\\boxed')
+    >>> final_math_answers("Final Answer: The final answer is $5$. I hope it is correct.")
+    (['5'], 'answer phrase')
+    >>> final_math_answers(r"So it is $\boxed{17}$. Wait, that's wrong: it is $\boxed{18}$.")
+    (['18'], '\\boxed')
     """
-    segment = final_segment(visible_text(completion))
-    blocks = tag_blocks(segment, "answer", limit=MAX_ANSWERS)
-    if blocks is None:
-        return None, "unbalanced <answer> tags"
-    answers: list[str] = []
-    where = ""
-    if blocks:
-        where = "<answer>"
-        for block in blocks[: MAX_ANSWERS + 1]:
-            boxed = boxed_contents(block, limit=MAX_ANSWERS)
-            answers += boxed[-1:] if len(boxed) <= MAX_ANSWERS else boxed
-            answers += [] if boxed else [block]
-        first = find_tags(segment, ("answer",), limit=0)[0].start
-        outside = segment[:first] + segment[last_tag_end(segment, "answer", closing=True) or len(segment) :]
-        answers += boxed_contents(outside, limit=MAX_ANSWERS)
-    else:
-        answers = boxed_contents(segment, limit=MAX_ANSWERS)
-        where = "\\boxed" if answers else ""
-    if len(answers) > MAX_ANSWERS:
-        return None, f"more than {MAX_ANSWERS} stated answers"
+    answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
+    segment = visible_text(completion)
+    if think_tag is not None:
+        segment = final_part_after(segment, think_tag if isinstance(think_tag, Container) else container(think_tag))
+    segment = final_part(segment, ("\\boxed", "\\fbox", answer_box.opening))
+    found = _marked_answers(segment, answer_box)
+    if found is None or isinstance(found, str):
+        return None, found or "malformed"
+    answers, where = found
     answers = _real_answers([_strip_delimiters(a) for a in answers], prompt)
     if not answers:
         statements = answer_statements(segment)
@@ -217,11 +240,72 @@ def final_math_answers(completion: str, prompt: str | None = None) -> tuple[list
             return None, f"more than {MAX_ANSWERS} answer statements"
         # the last statement is the answer; an earlier one counts too unless it is prose ("answer: we first ...")
         stated = [a for a in statements[:-1] if not is_prose(a)] + statements[-1:]
-        answers = [a for a in stated if not is_placeholder(_strip_delimiters(a))]
-        if not answers:
-            return [], 'no final answer (no \\boxed{}, <answer> or "answer is")'
+        answers = [v for a in stated for v in statement_values(a)]
+        answers = [a for a in answers if not is_placeholder(_strip_delimiters(a))]
         where = "answer phrase"
-    return [_strip_delimiters(a) for a in answers], where
+    if not answers:
+        answers, where = closing_statement(segment) or [], "closing statement"
+    if not answers:
+        return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)"
+    answers = [without_unit(_strip_delimiters(alt)) for a in answers for alt in alternatives(a)]
+    return [a for a in answers if a and a not in _BARE_DELIMITERS], where
+
+
+#: A delimiter alone (``we get: \\[`` with the formula on the next lines) states nothing.
+_BARE_DELIMITERS = frozenset(("\\[", "\\(", "\\]", "\\)", "$", "$$"))
+
+
+def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str | None:
+    """The answers in ``<answer>`` blocks and boxes (every box counts: two boxes in one block are two answers)."""
+    found = blocks(segment, box, limit=MAX_ANSWERS)
+    if found is None:
+        return f"unbalanced {box.opening} {box.closing} markers"
+    answers: list[str] = []
+    where = ""
+    if found:
+        where = box.opening
+        for block in found[: MAX_ANSWERS + 1]:
+            boxed = boxed_contents(block, limit=MAX_ANSWERS)
+            answers += [v for b in boxed for v in _box_values(b)] or _block_values(block)
+        first = find_markers(segment, (box,), limit=0)[0].start
+        outside = segment[:first] + segment[last_end(segment, box, closing=True) or len(segment) :]
+        answers += boxed_contents(outside, limit=MAX_ANSWERS)
+    else:
+        answers = boxed_contents(segment, limit=MAX_ANSWERS)
+        where = "\\boxed" if answers else ""
+    if len(answers) <= MAX_ANSWERS:
+        answers = [v for a in answers for v in _box_values(a)]
+    if len(answers) > MAX_ANSWERS:
+        return f"more than {MAX_ANSWERS} stated answers"
+    return answers, where
+
+
+_WORDS = re.compile(r"[A-Za-z]{2,}")
+_MATH_OUTSIDE = re.compile(
+    r"\$\$(?:\\.|[^$\\]){0,2000}\$\$|\$(?:\\.|[^$\\]){0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL
+)
+
+
+def _box_values(content: str) -> list[str]:
+    """A box's answer: as written, unless it holds formulas inside prose (a question copied into a box)."""
+    return _block_values(content) if "$" in content or "\\(" in content else [content]
+
+
+def _block_values(block: str) -> list[str]:
+    """What an answer block without a box states: its formulas, or its text (a statement inside it is read as one)."""
+    statements = answer_statements(block)
+    if statements:
+        return [v for s in statements for v in statement_values(s)]
+    text = without_emphasis(block.strip())
+    spans = math_spans(text)
+    if not spans:
+        return statement_values(text)  # "5 apples", "18 or 20", "Evelyn"
+    first = _MATH_OUTSIDE.search(text)
+    before = text[: first.start()] if first else text
+    if not _WORDS.search(before) and len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
+        return spans  # formulas, a word or two after them ("(simplified)"); never an instruction before them
+    # prose with formulas (an echoed question, say): only a closing statement in it is an answer
+    return closing_statement(text if text.endswith((".", "!", "?")) else f"{text}.") or []  # a question: none
 
 
 def _real_answers(answers: list[str], prompt: str | None) -> list[str]:
@@ -389,7 +473,7 @@ class MathAccuracy(Reward):
     ``answer`` column). Range: {0, 1} or None.
 
     >>> acc = MathAccuracy(timeout=None)  # in this process, for the example
-    >>> acc(completions=[r"... so $x = \boxed{\frac{1}{2}}$", r"\boxed{0.5}", r"\boxed{2} or \boxed{3}", "x is 0.5"],
+    >>> acc(completions=[r"... so $x = \boxed{\frac{1}{2}}$", r"\boxed{0.5}", r"\boxed{2} or \boxed{3}", "try 0.5, 2"],
     ...     answer=[r"\dfrac{1}{2}"] * 4)
     [1.0, 1.0, 0.0, 0.0]
     >>> acc.check(r"The answer is $7\pi$.", answer=r"7\pi").reason
@@ -401,6 +485,9 @@ class MathAccuracy(Reward):
 
     answer_column: str = "answer"
     reasoning_delimiters: Sequence[str] | None = None
+    #: The answer blocks' container and the reasoning's (a tag name, or ``[opening, closing]``; see ``_containers``).
+    answer_tag: str | Sequence[str] = "answer"
+    think_tag: str | Sequence[str] | None = "think"
     timeout: float | None = field(default=10.0, kw_only=True)
     #: A sample whose check times out or crashes scores as a wrong answer (see the module docs).
     on_error: OnError = field(default="zero", kw_only=True)
@@ -408,6 +495,8 @@ class MathAccuracy(Reward):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
+        if checked_containers(self)[1] is None:
+            raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
 
     def inputs(self) -> dict[str, Input]:
         # MATH-style data has a worked `solution` whose last \boxed{} is the answer; it serves when there is
@@ -474,26 +563,98 @@ class MathAccuracy(Reward):
             gold_value = _parse(gold, timeout)
         if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
-        answers, where = final_math_answers(completion, prompt if isinstance(prompt, str) else None)
+        prompt_text = prompt if isinstance(prompt, str) else None
+        answers, where = final_math_answers(completion, prompt_text, self.answer_tag, self.think_tag)
         if answers is None or not answers:
             return RewardResult(0.0, where)
+        answers = [value for answer in answers for value in _chain_values(answer)]
         last = answers[-1]
-        if not last:
-            return RewardResult(0.0, f"empty answer ({where})")
-        for other in answers[:-1]:
-            exact = _decide_exactly(last, other)
-            if exact is None and not allow_sympy:
-                return None
-            same = exact[0] if exact else _equivalent(last, _parse(last, timeout) or [last], other, timeout)[0]
-            if not same:
-                return RewardResult(0.0, f"hedged between {_short(other)!r} and {_short(last)!r}")
-        exact = _decide_exactly(gold, last)
+        hedge = _hedge(answers, allow_sympy, timeout)
+        if hedge is None:
+            return None
+        if hedge:
+            parts, opening, closing = _parts_of(gold)
+            if not (2 <= len(parts) == len(answers)):
+                return RewardResult(0.0, hedge)
+            # a problem asking for several quantities, answered one box each, in order
+            joined = ", ".join(_VARIABLE.sub("", a) for a in answers)
+            last, where = f"{opening}{joined}{closing}", f"{where}, one per part"
+        verdict = _compare(gold, gold_value, last, ordered_prompt(prompt_text), allow_sympy, timeout)
+        if verdict is None:
+            return None
+        ok, how = verdict
+        return RewardResult(1.0 if ok else 0.0, f"predicted {_short(last)} ({where}), reference {_short(gold)}: {how}")
+
+
+_VARIABLE = re.compile(r"^\s*[A-Za-z](?:_\{?\w{1,5}\}?)?\s*=\s*")
+_RELATIONS = ("<", ">", "\\le", "\\ge", "\\ne", "\\approx")
+
+
+def _parts_of(gold: str) -> tuple[list[str], str, str]:
+    r"""The parts of a reference that lists several values (``3, 5`` or the tuple ``(3, 5)``), and its brackets.
+
+    >>> _parts_of("3, 5"), _parts_of(r"\left( 3, 4 \right)"), _parts_of("7")
+    ((['3', '5'], '', ''), (['3', '4'], '(', ')'), ([], '', ''))
+    """
+    text = gold.strip()
+    for opening, closing in (("\\left(", "\\right)"), ("(", ")")):
+        if text.startswith(opening) and text.endswith(closing):
+            return list_parts(text[len(opening) : len(text) - len(closing)]), "(", ")"
+    return list_parts(text), "", ""
+
+
+def _chain_values(answer: str) -> list[str]:
+    r"""The values a chain of equalities states when its sides are different numbers (``x = 18 = 20``), else the answer.
+
+    >>> _chain_values("x = 18 = 20"), _chain_values("18=20"), _chain_values(r"\frac{6}{2} = 3"), _chain_values("x = 5")
+    (['18', '20'], ['18', '20'], ['\\frac{6}{2} = 3'], ['x = 5'])
+    """
+    if "=" not in answer or len(answer) > MAX_ANSWER_CHARS or any(r in answer for r in _RELATIONS):
+        return [answer]
+    sides = [side.strip() for side in answer.split("=")]
+    values = [(side, _rational(side)) for side in sides]
+    if len({v for _, v in values if v is not None}) > 1:
+        return [side for side, v in values if v is not None]
+    return [answer]
+
+
+def _hedge(answers: list[str], allow_sympy: bool, timeout: int | None) -> str | None:
+    """Why the answers are a hedge (``""``: they agree; ``None``: telling takes sympy, which is not allowed)."""
+    last = answers[-1]
+    for other in answers[:-1]:
+        exact = _decide_exactly(last, other)
         if exact is None and not allow_sympy:
             return None
-        if exact is None:  # a rational reference is parsed only now that math-verify is needed
-            exact = _equivalent(gold, gold_value or _LazyParse(gold, timeout), last, timeout)
-        ok, how = exact
-        return RewardResult(1.0 if ok else 0.0, f"predicted {_short(last)} ({where}), reference {_short(gold)}: {how}")
+        same = exact[0] if exact else _equivalent(last, _parse(last, timeout) or [last], other, timeout)[0]
+        if not same:
+            return f"hedged between {_short(other)!r} and {_short(last)!r}"
+    return ""
+
+
+def _compare(
+    gold: str, gold_value: Any, predicted: str, ordered: bool, allow_sympy: bool, timeout: int | None
+) -> tuple[bool, str] | None:
+    """Whether ``predicted`` states ``gold``, and how that was decided (``None``: needs sympy, not allowed)."""
+    g_parts, p_parts = list_parts(gold), list_parts(predicted)
+    if ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts):
+        verdicts = [_compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(g_parts, p_parts)]
+        if any(v is None for v in verdicts):
+            return None
+        return all(v[0] for v in verdicts if v), "compared in order, part by part"
+    g_choice, p_choice = choice_letters(gold), choice_letters(predicted)
+    if g_choice and p_choice:
+        return g_choice == p_choice, "choice letters"
+    as_interval = interval_form(predicted)
+    if as_interval and ("\\infty" in gold or gold[:1] in "([") and interval_form(gold) is None:
+        predicted = as_interval
+    elif interval_form(gold) and ("\\infty" in predicted or predicted[:1] in "(["):
+        gold, gold_value = interval_form(gold) or gold, None
+    exact = _decide_exactly(gold, predicted)
+    if exact is None and not allow_sympy:
+        return None
+    if exact is None:  # a rational reference is parsed only now that math-verify is needed
+        exact = _equivalent(gold, gold_value or _LazyParse(gold, timeout), predicted, timeout)
+    return exact
 
 
 def _short(text: str, limit: int = 200) -> str:

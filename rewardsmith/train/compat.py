@@ -27,6 +27,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.core.configfile import load_yaml
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 
@@ -153,8 +154,6 @@ def _section(out: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def _special_tokens(value: Any, base: Path | None) -> dict[str, str]:
     """``new_special_tokens_config``: a mapping of token to description, or a YAML/JSON file holding one."""
-    import yaml
-
     source = "new_special_tokens_config"
     if isinstance(value, str):
         path = Path(value).expanduser()
@@ -165,10 +164,7 @@ def _special_tokens(value: Any, base: Path | None) -> dict[str, str]:
                 f"new_special_tokens_config: the file {value!r} does not exist (relative paths start from the "
                 "config's folder). Give a YAML file mapping each token to its description, or the mapping itself"
             )
-        try:
-            value = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"new_special_tokens_config: {str(path)!r} is not valid YAML: {exc}") from None
+        value = load_yaml(path.read_text(encoding="utf-8"), f"new_special_tokens_config: {str(path)!r}", ConfigError)
         source = f"new_special_tokens_config ({path})"
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise ConfigError(

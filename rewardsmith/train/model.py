@@ -25,9 +25,9 @@ _DTYPES = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16"}
 def model_path(settings: ModelSettings, cache_dir: Path) -> str:
     """The path or Hub id to load (building the offline tiny model when asked for)."""
     if settings.name_or_path == TINY_MODEL:
-        from rewardsmith.train.tiny_model import build_tiny_model
+        from rewardsmith.train.tiny_model import build_tiny_model, tiny_model_folder
 
-        return str(build_tiny_model(cache_dir / "tiny-model", **settings.tiny))
+        return str(build_tiny_model(cache_dir / tiny_model_folder(settings.tiny), **settings.tiny))
     return settings.name_or_path
 
 

@@ -18,15 +18,24 @@ token and a pad token, and pads on the left as generation needs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import string
 import tempfile
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["DEFAULT_TAGS", "build_tiny_model", "build_tiny_reward_model", "build_tiny_tokenizer"]
+__all__ = [
+    "DEFAULT_TAGS",
+    "build_tiny_model",
+    "build_tiny_reward_model",
+    "build_tiny_tokenizer",
+    "tiny_model_folder",
+]
 
 #: Tags that are single tokens in the tiny tokenizer.
 DEFAULT_TAGS: tuple[str, ...] = ("<think>", "</think>", "<answer>", "</answer>")
@@ -43,8 +52,13 @@ CHAT_TEMPLATE = (
 _MARKER = "rewardsmith_tiny.json"
 
 
-def build_tiny_tokenizer(tags: Sequence[str] = DEFAULT_TAGS, words: Sequence[str] = ()):
+def build_tiny_tokenizer(tags: Sequence[str] = DEFAULT_TAGS, words: Sequence[str] = (), chars: str | None = None):
     """A character-level fast tokenizer with the given tags and words as single tokens.
+
+    ``chars`` are the characters it knows (every printable ASCII character by
+    default); any other character becomes the unknown token. A small set (the
+    digits and a space, say) with the task's words gives a vocabulary of a few
+    dozen tokens, which a model trained from scratch explores far faster.
 
     >>> tok = build_tiny_tokenizer()
     >>> ids = tok("<think>1+2</think>")["input_ids"]
@@ -54,9 +68,9 @@ def build_tiny_tokenizer(tags: Sequence[str] = DEFAULT_TAGS, words: Sequence[str
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    chars = list(dict.fromkeys(string.printable))  # digits, letters, punctuation, white space
+    alphabet = list(dict.fromkeys(string.printable if chars is None else chars))
     vocab = {token: i for i, token in enumerate([_SPECIAL["pad"], _SPECIAL["unk"], _SPECIAL["bos"], _SPECIAL["eos"]])}
-    for token in [*chars, *words, *tags]:
+    for token in [*alphabet, *words, *tags]:
         vocab.setdefault(token, len(vocab))
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token=_SPECIAL["unk"]))
     backend.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
@@ -76,6 +90,19 @@ def build_tiny_tokenizer(tags: Sequence[str] = DEFAULT_TAGS, words: Sequence[str
     return tokenizer
 
 
+def tiny_model_folder(settings: dict[str, Any]) -> str:
+    """The cache folder name for a tiny model built with ``settings``: one folder per recipe, so that runs with
+    different recipes (the demo's, a test's) never rebuild over each other.
+
+    >>> tiny_model_folder({}), tiny_model_folder({"hidden_size": 64}) == tiny_model_folder({"hidden_size": 64})
+    ('tiny-model', True)
+    """
+    if not settings:
+        return "tiny-model"
+    digest = hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()
+    return f"tiny-model-{digest[:12]}"
+
+
 def _built_with(path: Path, recipe: dict) -> bool:
     marker = path / _MARKER
     try:
@@ -84,11 +111,32 @@ def _built_with(path: Path, recipe: dict) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class _Recipe:
+    """What a tiny model is built from; saved beside it, so that an identical build is skipped."""
+
+    tags: Sequence[str]
+    words: Sequence[str]
+    chars: str | None
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    seed: int
+
+    def as_json(self, **extra: Any) -> dict:
+        saved = {**asdict(self), "tags": list(self.tags), "words": list(self.words), **extra}
+        if self.chars is None:  # builds from before ``chars`` existed stay valid
+            del saved["chars"]
+        return saved
+
+
 def build_tiny_model(
     path: str | Path,
     *,
     tags: Sequence[str] = DEFAULT_TAGS,
     words: Sequence[str] = (),
+    chars: str | None = None,
     hidden_size: int = 64,
     num_layers: int = 2,
     num_heads: int = 4,
@@ -97,8 +145,10 @@ def build_tiny_model(
 ) -> Path:
     """Write a randomly initialised tiny Llama model and its tokenizer to ``path``; return the path.
 
-    Building is skipped when ``path`` already holds a model built with the
-    same arguments, so tests and the demo can call this freely.
+    ``tags``, ``words`` and ``chars`` shape the tokenizer
+    (:func:`build_tiny_tokenizer`). Building is skipped when ``path`` already
+    holds a model built with the same arguments, so tests and the demo can
+    call this freely.
 
     >>> import tempfile
     >>> from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -108,8 +158,8 @@ def build_tiny_model(
     >>> model.config.model_type, tok.pad_token, tok.eos_token, tok.padding_side
     ('llama', '<|pad|>', '<|im_end|>', 'left')
     """
-    shape = (hidden_size, num_layers, num_heads, num_kv_heads)
-    return _build(Path(path), "LlamaForCausalLM", {"version": 2}, tags, words, *shape, seed)
+    recipe = _Recipe(tags, words, chars, hidden_size, num_layers, num_heads, num_kv_heads, seed)
+    return _build(Path(path), "LlamaForCausalLM", recipe, {"version": 2})
 
 
 def build_tiny_reward_model(
@@ -117,6 +167,7 @@ def build_tiny_reward_model(
     *,
     tags: Sequence[str] = DEFAULT_TAGS,
     words: Sequence[str] = (),
+    chars: str | None = None,
     hidden_size: int = 64,
     num_layers: int = 2,
     num_heads: int = 4,
@@ -138,46 +189,26 @@ def build_tiny_reward_model(
     >>> model.config.num_labels, model.config.pad_token_id is not None
     (1, True)
     """
-    recipe = {"kind": "sequence-classification", "version": 1}
-    shape = (hidden_size, num_layers, num_heads, num_kv_heads)
-    return _build(Path(path), "LlamaForSequenceClassification", recipe, tags, words, *shape, seed, num_labels=1)
+    recipe = _Recipe(tags, words, chars, hidden_size, num_layers, num_heads, num_kv_heads, seed)
+    extra = {"kind": "sequence-classification", "version": 1}
+    return _build(Path(path), "LlamaForSequenceClassification", recipe, extra, num_labels=1)
 
 
-def _build(
-    path: Path,
-    class_name: str,
-    recipe_extra: dict,
-    tags: Sequence[str],
-    words: Sequence[str],
-    hidden_size: int,
-    num_layers: int,
-    num_heads: int,
-    num_kv_heads: int,
-    seed: int,
-    **config_extra,
-) -> Path:
-    recipe = {
-        "tags": list(tags),
-        "words": list(words),
-        "hidden_size": hidden_size,
-        "num_layers": num_layers,
-        "num_heads": num_heads,
-        "num_kv_heads": num_kv_heads,
-        "seed": seed,
-        **recipe_extra,
-    }
-    if _built_with(path, recipe):
+def _build(path: Path, class_name: str, recipe: _Recipe, recipe_extra: dict, **config_extra: Any) -> Path:
+    saved = recipe.as_json(**recipe_extra)
+    if _built_with(path, saved):
         return path
 
     import transformers
 
-    tokenizer = build_tiny_tokenizer(tags, words)
-    config = _llama_config(tokenizer, hidden_size, num_layers, num_heads, num_kv_heads, **config_extra)
-    model = _seeded(getattr(transformers, class_name), config, seed)
+    tokenizer = build_tiny_tokenizer(recipe.tags, recipe.words, recipe.chars)
+    shape = (recipe.hidden_size, recipe.num_layers, recipe.num_heads, recipe.num_kv_heads)
+    config = _llama_config(tokenizer, *shape, **config_extra)
+    model = _seeded(getattr(transformers, class_name), config, recipe.seed)
     if model.can_generate():
         model.generation_config.pad_token_id = tokenizer.pad_token_id
         model.generation_config.eos_token_id = tokenizer.eos_token_id
-    return _save_atomically(path, recipe, model, tokenizer)
+    return _save_atomically(path, saved, model, tokenizer)
 
 
 def _llama_config(tokenizer, hidden_size: int, num_layers: int, num_heads: int, num_kv_heads: int, **extra):

@@ -1,0 +1,319 @@
+r"""How a completion states its final answer in words: answer statements, closing sentences, revisions, hedges.
+
+Shared by ``math_accuracy`` and ``gsm8k_accuracy``. The rules:
+
+* **Answer statements** are what follows "the answer is", "Answer:",
+  "Final Answer: The final answer is" (the Minerva / Llama form, read as one
+  statement), "**Final answer:**", or an answer heading (``# Answer`` on its
+  own line, PRM800K's form), up to the end of its sentence or line. Markdown
+  emphasis around the answer is not part of it.
+* **A closing sentence** states the answer when nothing else does: the last
+  sentence (ending in ``.`` or ``!``: never a question, nor a sentence cut
+  off) stating values after "is", "are", "was", "equals" or ``=`` outside
+  any formula, or opening with "so", "therefore", "thus", "hence". A bare
+  number in the middle of the text is never an answer.
+* **A revision** (":func:`revision_start`"): a completion that states an
+  answer, then says it was wrong ("wait", "that's wrong", "mistake",
+  "actually", ...) and states another, is read from its last revision on.
+  Only the answers after it count, and they must still agree with each other,
+  so a policy gains nothing by revising: it ends with one final statement.
+* **Alternatives** (":func:`alternatives`"): one stated answer that offers
+  several values (``18 \text{ or } 20``, ``18 \\ 20``, ``18 \hspace{1cm} 20``,
+  ``18 \mid 20``, ``x = 18 = 20``) is several answers; if they differ, the
+  completion hedged.
+
+All of it runs in linear time (bounded quantifiers, statements cut at their sentence).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from rewardsmith.rewards._text import MAX_ANSWERS, number_spans
+
+__all__ = [
+    "ANSWER_PHRASE",
+    "MAX_STATEMENT_CHARS",
+    "alternatives",
+    "answer_statements",
+    "closing_statement",
+    "final_part",
+    "math_spans",
+    "phrase_matches",
+    "revision_start",
+    "statement",
+    "statement_values",
+    "without_emphasis",
+]
+
+#: A statement longer than this is not read for values (it is prose, and reading it would cost more than it is worth).
+MAX_STATEMENT_CHARS = 2000
+
+_EMPHASIS = r"(?:\*\*|__)?"
+ANSWER_PHRASE = re.compile(
+    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b)"
+    rf"(?:\s{{0,20}}{_EMPHASIS})\s{{0,20}}"
+    r"(?:the\s{1,20}final\s{1,20}answer\s{1,20}is\b\s{0,20}:?\s{0,20})?"
+    r"|(?:^|(?<=\n))[ \t]{0,20}(?:#{1,6}[ \t]{0,20}|\*\*)(?:final[ \t]{1,20})?answer[ \t]{0,20}:?(?:\*\*)?"
+    r"[ \t]{0,20}:?[ \t]{0,20}\n\s{0,40}"
+    r"|####[ \t]{0,20}",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)|\n")  # ``\!`` is TeX spacing, not an exclamation
+
+
+def without_emphasis(text: str) -> str:
+    """``text`` without Markdown emphasis and code marks around it (``**36**``, ``*36*``, ```` `36` ````).
+
+    >>> without_emphasis("**36**"), without_emphasis(r"\\( \\frac{13}{2} \\)**"), without_emphasis("x*y")
+    ('36', '\\\\( \\\\frac{13}{2} \\\\)', 'x*y')
+    """
+    text = text.replace("**", "").replace("__", "").strip()
+    if len(text) > 1 and text[0] == text[-1] and text[0] in "*`_":
+        text = text[1:-1].strip()
+    return text
+
+
+def statement(text: str, start: int) -> str:
+    r"""The statement that begins at ``start``: up to the end of its sentence or line, trailing punctuation removed.
+
+    >>> statement("The answer is 0.5. Next, 7", 14), statement("is 18 or 20\nmore", 3)
+    ('0.5', '18 or 20')
+    """
+    end = _SENTENCE_END.search(text, start)
+    said = text[start : end.start() if end else len(text)].strip().rstrip(" .;,!")
+    return without_emphasis(said).rstrip(" .;,!")
+
+
+#: Words every answer phrase contains: a text without any of them is not scanned (a fast test on long texts).
+PHRASE_WORDS = ("answer", "####")
+
+
+def phrase_matches(
+    text: str, pattern: re.Pattern[str] = ANSWER_PHRASE, words: tuple[str, ...] = PHRASE_WORDS, limit: int = MAX_ANSWERS
+) -> list[re.Match[str]]:
+    """The first ``limit + 1`` matches of ``pattern``; none without scanning when ``text`` has none of ``words``.
+
+    >>> [m.group(0) for m in phrase_matches("x. The answer is 5")]
+    ['The answer is ']
+    """
+    if len(text) > 4096:
+        folded = text.casefold()
+        if not any(word in folded for word in words):
+            return []
+    return list(itertools.islice(pattern.finditer(text), limit + 1))
+
+
+def answer_statements(
+    text: str, pattern: re.Pattern[str] = ANSWER_PHRASE, limit: int = MAX_ANSWERS, words: tuple[str, ...] = PHRASE_WORDS
+) -> list[str] | None:
+    r"""What follows each explicit answer statement ("the answer is", "Final Answer:"), up to its sentence's end.
+
+    A statement also ends where the next answer phrase begins, so each part of
+    the text is read once (linear time on any input). ``None`` when there are
+    more than ``limit`` statements: at that scale it is hedging, not an answer.
+
+    >>> answer_statements("so the final answer is $\\frac{1}{2}$.\nThanks")
+    ['$\\frac{1}{2}$']
+    >>> answer_statements("Answer: 3\nAnswer: 18"), answer_statements("The answer is 4. Then we check it.")
+    (['3', '18'], ['4'])
+    >>> answer_statements("Final Answer: The final answer is $5$. I hope it is correct.")
+    ['$5$']
+    >>> answer_statements("# Answer\n\n5"), answer_statements("**Final answer:** 5"), answer_statements("is **36**")
+    (['5'], ['5'], [])
+    >>> answer_statements("no statement"), answer_statements("answer: 1 " * 60)
+    ([], None)
+    """
+    matches = phrase_matches(text, pattern, words, limit)
+    if len(matches) > limit:
+        return None
+    ends = [m.start() for m in matches[1:]] + [len(text)]
+    found = [statement(text[match.end() : end], 0) for match, end in zip(matches, ends)]
+    return [s for s in found if s]
+
+
+_MATH_SPAN = re.compile(  # ``\$`` inside a formula is a dollar sign, not the formula's end
+    r"\$\$((?:\\.|[^$\\]){1,2000})\$\$|\$((?:\\.|[^$\\]){1,2000})\$|\\\((.{1,2000}?)\\\)|\\\[(.{1,2000}?)\\\]",
+    re.DOTALL,
+)
+
+
+def math_spans(text: str) -> list[str]:
+    r"""The formulas of a statement (``$..$``, ``$$..$$``, ``\(..\)``, ``\[..\]``), in order.
+
+    >>> math_spans(r"is $3$ or \(4\), not $$5$$"), math_spans(r"costs $\$32,\!348$.")
+    (['3', '4', '5'], ['\\$32,\\!348'])
+    """
+    if len(text) > MAX_STATEMENT_CHARS:
+        return []
+    return [next(g for g in m.groups() if g is not None).strip() for m in _MATH_SPAN.finditer(text)]
+
+
+_CONNECTIVE = re.compile(r"\s(?:or|and)\s|;|,\s{0,5}(?:or|and)\s")
+_MATH_WORDS = frozenset(
+    ("sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "arcsin", "arccos", "arctan", "infty")
+)
+
+
+def _leading_math(part: str) -> str:
+    """The math at the start of a plain-text part: up to the first English word (``5 apples`` is ``5``)."""
+    kept = []
+    for token in part.split():
+        word = token.strip(".,;:!?()")
+        if len(word) >= 2 and word.isalpha() and word.lower() not in _MATH_WORDS:
+            break
+        kept.append(token)
+    if not kept and len(part.split()) == 1:
+        return part.strip(" .,;:!?")  # one word is an answer as written (a name, a day, a choice)
+    return " ".join(kept).rstrip(" .,;:").lstrip(" ,;:")  # a leading point is a decimal's (.35)
+
+
+def statement_values(said: str) -> list[str]:
+    r"""The values a statement offers: its formulas, or else the math of each part between "or"/"and".
+
+    >>> statement_values(r"$5$ (as required)"), statement_values("5 apples"), statement_values(r"$3$ or $4$")
+    (['5'], ['5'], ['3', '4'])
+    >>> statement_values("12 or 13 inches"), statement_values("we first compute the sum")
+    (['12', '13'], [])
+    """
+    said = without_emphasis(said)
+    if len(said) > MAX_STATEMENT_CHARS:
+        return [said]
+    spans = math_spans(said)
+    if spans:
+        return spans
+    parts = [_leading_math(p) for p in _CONNECTIVE.split(said)]
+    return [p for p in parts if p]
+
+
+_COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=")
+_CONCLUSION = re.compile(r"(?:so|therefore|thus|hence|finally|altogether|in total)\b", re.IGNORECASE)
+_FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
+_DOLLAR = re.compile(r"(?<!\\)\$")
+_LAST_SENTENCE = re.compile(r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n)")  # ``\!`` is TeX spacing
+
+
+def _masked(text: str) -> str:
+    """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose."""
+    return _MATH_SPAN.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def closing_statement(text: str) -> list[str] | None:
+    r"""The values the closing sentence states, or ``None`` when it states none (conservatively).
+
+    The last sentence must end in ``.`` or ``!`` (a completion cut off
+    mid-sentence states nothing); its values follow the first "is", "are",
+    "was", "equals" or ``=`` outside formulas, or the
+    sentence opens with "so", "therefore", "thus" or "hence".
+
+    >>> closing_statement(r"Adding them up, the value of $f(9)$ is \(33\).")
+    ['33']
+    >>> closing_statement("Therefore Alice ran 108 meters."), closing_statement("Then x = 3 and y = 4.")
+    (['108'], ['3', 'y = 4'])
+    >>> closing_statement("Since x is positive, the sum is $5$."), closing_statement(r"So it is \pi or 9.")
+    (['5'], ['\\pi', '9'])
+    >>> closing_statement("We add 2 and 3."), closing_statement("Is it 5?"), closing_statement("First, 3.\n4")
+    (None, None, None)
+    """
+    tail = text[-MAX_STATEMENT_CHARS:].rstrip()
+    for _ in range(2):
+        starts = [m.end() for m in _LAST_SENTENCE.finditer(tail.rstrip(".!"))]
+        sentence = tail[starts[-1] if starts else 0 :].strip()
+        if not _FLUFF.match(sentence) or not starts:
+            break
+        tail = tail[: starts[-1]].rstrip()
+    if not sentence or sentence[-1] not in ".!" or len(sentence) > 600 or len(_DOLLAR.findall(sentence)) % 2:
+        return None  # a question, a sentence cut off (a truncated completion), or a formula left open
+    masked = _masked(sentence)
+    copulas = list(_COPULA.finditer(masked))
+    if copulas:
+        said = sentence[copulas[0].end() :].rstrip(" .!")
+        return statement_values(said) or None  # its formulas, or the math of each part between "or"/"and"
+    if not _CONCLUSION.match(sentence):
+        return None
+    said = sentence.rstrip(" .!")
+    values = math_spans(said) or [said[start:end].strip() for _, start, end in number_spans(said)]
+    return values or None
+
+
+_RETRACTION = re.compile(
+    r"\b(?:wait|hmm+|oops|actually|correction|on second thought|hold on|mistake|wrong|incorrect|error"
+    r"|re-?check|re-?consider|re-?evaluate|re-?examine|double-check|re-?calculate|redo|recompute)\b",
+    re.IGNORECASE,
+)
+
+
+def revision_start(text: str, first_answer: int, last_answer: int) -> int:
+    """Where the last revision between the first and the last stated answer begins (0 if there is none).
+
+    >>> text = "So it is 17. Wait, that's wrong: it is 18."
+    >>> text[revision_start(text, 9, 39):]
+    "Wait, that's wrong: it is 18."
+    >>> revision_start("It is 17. It is 18.", 6, 16)
+    0
+    """
+    marker = None
+    for found in _RETRACTION.finditer(text, first_answer + 1, last_answer):
+        marker = found
+    if marker is None:
+        return 0
+    sentence = max(text.rfind(". ", 0, marker.start()) + 2, text.rfind("\n", 0, marker.start()) + 1)
+    return sentence if sentence > first_answer else marker.start()
+
+
+_TEXT_WORDS = re.compile(r"\\(?:text\w{0,6}|mbox|mathrm)\s{0,5}\{([^{}]{0,200})\}")
+_SEPARATOR = re.compile(
+    r"\\\\|\\[hv]space\*?\s{0,5}\{[^{}]{0,40}\}|\\q?quad\b|\\mid\b|\\text\s{0,5}\{\s{0,5}\}|(?<![\w\\])or(?!\w)"
+)
+_ENVIRONMENT = re.compile(r"\\begin\{(\w{1,20}\*?)\}.{0,2000}?\\end\{\1\}", re.DOTALL)
+_PLACED = re.compile(r"\x00(\d+)\x00")
+_EDGES = re.compile(r"^(?:\s|\\[,;:! ])+|(?:\s|\\[,;:! ])+$")
+
+
+def alternatives(answer: str) -> list[str]:
+    r"""The values one stated answer offers: ``[answer]``, or several when it offers alternatives.
+
+    >>> alternatives(r"18 \; \text{(or 20)}"), alternatives(r"18\text{ or 20}"), alternatives(r"18 \\ 20")
+    (['18', '20'], ['18', '20'], ['18', '20'])
+    >>> alternatives(r"18 \hspace{1cm} 20"), alternatives(r"18 \mid 20"), alternatives(r"\frac{1}{2}")
+    (['18', '20'], ['18', '20'], ['\\frac{1}{2}'])
+    >>> alternatives(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}"), alternatives(r"5\text{ cm}")
+    (['\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}'], ['5\\text{ cm}'])
+    >>> alternatives(r"3 \\ \begin{pmatrix} 1 \\ 2 \end{pmatrix}")
+    ['3', '\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}']
+    """
+    if len(answer) > MAX_STATEMENT_CHARS:
+        return [answer]
+    environments = [m.group(0) for m in _ENVIRONMENT.finditer(answer)]
+    if environments:  # a matrix's rows are no alternatives: set each environment aside while splitting
+        answer = _ENVIRONMENT.sub(lambda m: f"\x00{environments.index(m.group(0))}\x00", answer)
+
+    def words(match: re.Match[str]) -> str:
+        inner = match.group(1)
+        if not re.search(r"(?<!\w)(?:or|and)(?!\w)", inner):
+            return match.group(0)
+        return " or " + re.sub(r"(?<!\w)(?:or|and)(?!\w)|[()]", " ", inner)
+
+    spread = _SEPARATOR.split(_TEXT_WORDS.sub(words, answer))
+    parts = [_EDGES.sub("", p) for p in spread]
+    parts = [_PLACED.sub(lambda m: environments[int(m.group(1))], p) for p in parts if p]
+    return parts if len(parts) > 1 else [_PLACED.sub(lambda m: environments[int(m.group(1))], answer)]
+
+
+def final_part(
+    text: str, markers: tuple[str, ...], pattern: re.Pattern[str] = ANSWER_PHRASE, words: tuple[str, ...] = PHRASE_WORDS
+) -> str:
+    """``text`` from its last revision on (:func:`revision_start`); answers are found by ``markers`` and ``pattern``.
+
+    >>> final_part("#### 17. Oops, I made a mistake: #### 18", ("####",))
+    'Oops, I made a mistake: #### 18'
+    """
+    spans = [(text.find(m), text.rfind(m)) for m in markers if m in text]
+    phrases = [m.start() for m in phrase_matches(text, pattern, words)]
+    if phrases:
+        spans.append((phrases[0], phrases[-1]))
+    if not spans:
+        return text
+    first, last = min(f for f, _ in spans), max(end for _, end in spans)
+    return text[revision_start(text, first, last) :] if first < last else text
