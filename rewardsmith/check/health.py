@@ -281,10 +281,11 @@ class HealthMonitor:
         zero = recent.get("zero_spread")
         first = self.history.get("zero_spread", [None])[0] if self.logs == 1 else None
         if t.zero_spread is not None and zero is not None and ((full and zero >= t.zero_spread) or first == 1.0):
-            how = "every" if first == 1.0 else f"{zero:.0%} of the"
+            how = "every prompt group" if first == 1.0 else f"{zero:.0%} of the prompt groups"
             span = "of the first logged batch" if first == 1.0 else f"over the last {t.window} logs"
+            whose = "its" if first == 1.0 else "their"
             out.append(self._warn("zero_spread", step, (
-                f"{how} prompt groups {span} gave all their completions the same reward: every advantage is zero "
+                f"{how} {span} gave all {whose} completions the same reward: every advantage is zero "
                 "there and nothing is learned from them. Try: more generations or a higher "
                 "temperature, a reward that gives partial credit, data that is neither too easy nor too hard, and "
                 "check that the rewards read the right columns (rewardsmith rewards show NAME)."

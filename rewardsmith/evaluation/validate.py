@@ -84,8 +84,9 @@ def check_job(
     1 reward needs columns the dataset does not have:
     """
     made: list[Reward] = []
+    weights: list[float] | None = None
     if rewards is not None:
-        made, _ = rewards_with_problems(rewards, None, problems)
+        made, weights = rewards_with_problems(rewards, None, problems)
     gen = None
     if generation is not None:
         with problems.check():
@@ -118,6 +119,8 @@ def check_job(
     if problems:
         return None
     description = _describe_job(dataset, split, made, completions_column, gen)
+    if weights and any(w != 1.0 for w in weights):  # as trained with: stated, each reward still scored on its own
+        description["weights"] = {r.name: w for r, w in zip(made, weights)}
     identity = {
         **description,
         "dataset_options": _plain(dataset_options),

@@ -14,6 +14,10 @@ of rewardsmith sees one shape only (``model:``, ``dataset:``, ``rewards:``,
   ``lora_target: q_proj,v_proj``);
 * :func:`split_overrides` lets command-line overrides use the flat form
   (``max_steps=2`` as well as ``trainer.max_steps=2``);
+* open-r1 recipe keys (``cosine_*``, ``repetition_*``, ``dataset_prompt_column``,
+  ``chat_template``, ...) are moved where they belong by
+  :func:`rewardsmith.train.peers.open_r1_keys`, and fields TRL 1.16 removed go
+  to ``trainer`` to be translated (:mod:`rewardsmith.train.removed`);
 * :func:`prepare_dataset_for_trl` is :func:`rewardsmith.data.prepare_dataset`
   under the name and parameters such scripts call.
 
@@ -28,8 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.core.configfile import load_yaml
-from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError, ConfigProblems
+from rewardsmith.train.peers import open_r1_keys, open_r1_reward_names
+from rewardsmith.train.removed import REMOVED_FIELDS
+from rewardsmith.train.trainer_args import suggest_field
 
 __all__ = ["SEED_KEYS", "comma_list", "normalize_flat", "prepare_dataset_for_trl", "split_overrides"]
 
@@ -214,15 +220,18 @@ def normalize_flat(
     if "reward_funcs" in flat:
         if "rewards" in out:
             collector.add("give rewards either as rewards: [...] or as reward_funcs, not both")
-        out["rewards"] = flat.pop("reward_funcs")
+        out["rewards"] = comma_list(flat.pop("reward_funcs"))
+        if isinstance(out["rewards"], list):
+            out["rewards"] = open_r1_reward_names(out["rewards"], collector)
     if "rewards" in out:
         out["rewards"] = comma_list(out["rewards"])
+    open_r1_keys(flat, out, collector)
     if out.get("reward_weights") is not None:
         out["reward_weights"] = _weights(out["reward_weights"])
     if flat:
         grpo = _grpo_fields()
         trainer = _section(out, "trainer")
-        for key in [k for k in flat if k in grpo]:
+        for key in [k for k in flat if k in grpo or k in REMOVED_FIELDS]:
             if trainer is not None:
                 trainer[key] = flat.pop(key)
         if out.get("trainer") == {}:
@@ -230,7 +239,7 @@ def normalize_flat(
         known = list(dict.fromkeys([*SECTIONS, *SEED_KEYS, *grpo]))
         for key in flat:
             collector.add(
-                f"unknown config key {key!r}.{did_you_mean(str(key), known)} A config has the sections "
+                f"unknown config key {key!r}.{suggest_field(str(key), known)} A config has the sections "
                 f"{', '.join(SECTIONS)}; training arguments go under trainer: (or at the top level); the seed-style "
                 "keys are listed in docs/training.md"
             )
