@@ -179,11 +179,40 @@ def build_trainer_args(
 
     fields = trainer_fields(algorithm)
     problems = ConfigProblems()
-    settings: dict[str, Any] = {}
     trainer = dict(trainer)
     translated = translate_removed(trainer, problems)
     if notes is not None:
         notes.extend(translated)
+    settings: dict[str, Any] = _known_fields(trainer, fields, algorithm, problems)
+    if "reward_weights" in settings and reward_weights is not None:
+        problems.add("give reward weights on the rewards (weight: ...) or as reward_weights, not in trainer:")
+    if reward_weights is not None and any(w != 1.0 for w in reward_weights):
+        settings["reward_weights"] = list(reward_weights)
+    settings.setdefault("output_dir", str(default_output_dir))
+    if not _cuda():
+        _cpu_defaults(settings, problems)
+    problems.raise_if_any()  # TRL's own check needs settings that are right one by one
+    with problems.check():
+        _check_batch(_Settings(settings, fields))
+    problems.raise_if_any()  # before TRL, whose message names neither field to change
+    cls = {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
+    try:
+        args = cls(**settings)
+    except Exception as exc:  # TRL's checks raise ValueError, TypeError, even ZeroDivisionError: all are config errors
+        raise ConfigError(f"TRL rejects the trainer settings: {type(exc).__name__}: {exc}") from None
+    with problems.check():
+        _check_batch(args)
+    with problems.check():
+        _check_loggers(args)
+    problems.raise_if_any()
+    return args
+
+
+def _known_fields(
+    trainer: dict[str, Any], fields: dict[str, Any], algorithm: str, problems: ConfigProblems
+) -> dict[str, Any]:
+    """The trainer settings that are fields of TRL's config, each coerced to its type; the rest are problems."""
+    settings: dict[str, Any] = {}
     for name, value in trainer.items():
         if name in OPEN_R1_SETTINGS:
             reward, setting = OPEN_R1_SETTINGS[name]
@@ -202,34 +231,18 @@ def build_trainer_args(
         with problems.check():
             settings[name] = coerce(name, value, fields[name].type)
             check_number(name, settings[name], fields[name].type)
-    if "reward_weights" in settings and reward_weights is not None:
-        problems.add("give reward weights on the rewards (weight: ...) or as reward_weights, not in trainer:")
-    if reward_weights is not None and any(w != 1.0 for w in reward_weights):
-        settings["reward_weights"] = list(reward_weights)
-    settings.setdefault("output_dir", str(default_output_dir))
-    if not _cuda():
-        settings.setdefault("bf16", False)
-        settings.setdefault("fp16", False)
-        settings.setdefault("dataloader_pin_memory", False)
-        if settings.get("bf16") or settings.get("fp16"):
-            problems.add(
-                "trainer.bf16/fp16 need a GPU and none is available; remove them (training runs in float32 on the CPU)"
-            )
-    problems.raise_if_any()  # TRL's own check needs settings that are right one by one
-    with problems.check():
-        _check_batch(_Settings(settings, fields))
-    problems.raise_if_any()  # before TRL, whose message names neither field to change
-    cls = {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
-    try:
-        args = cls(**settings)
-    except Exception as exc:  # TRL's checks raise ValueError, TypeError, even ZeroDivisionError: all are config errors
-        raise ConfigError(f"TRL rejects the trainer settings: {type(exc).__name__}: {exc}") from None
-    with problems.check():
-        _check_batch(args)
-    with problems.check():
-        _check_loggers(args)
-    problems.raise_if_any()
-    return args
+    return settings
+
+
+def _cpu_defaults(settings: dict[str, Any], problems: ConfigProblems) -> None:
+    """Without a GPU: float32 and no pinned memory, unless the config asks for half precision (a problem)."""
+    settings.setdefault("bf16", False)
+    settings.setdefault("fp16", False)
+    settings.setdefault("dataloader_pin_memory", False)
+    if settings.get("bf16") or settings.get("fp16"):
+        problems.add(
+            "trainer.bf16/fp16 need a GPU and none is available; remove them (training runs in float32 on the CPU)"
+        )
 
 
 #: The package each ``report_to`` backend needs (transformers imports it when the trainer starts).
