@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.check import checks
+from rewardsmith.check import checks, trajectory_probes
 from rewardsmith.check.findings import Finding, Record, Thresholds, cost_summary, preview, probe_summary
 from rewardsmith.check.probes import (
     CALIBRATION,
@@ -428,6 +428,7 @@ def summarise(
     refs, floor, how = checks.references(reward, records)
     sensitivity = checks.sensitivity(reward, records, refs, floor)
     applies = {"always": True, "format": sensitivity["format"], "content": sensitivity["content"]}
+    applies.update(trajectory_probes.applies(records))
     chosen = {f: FAMILIES[f] for f in families}
     probe_records = [r for r in records if r.family in chosen or r.family == CALIBRATION]
     wrong, assumed = checks.wrong_scores(records), checks.assumed_rows(records)

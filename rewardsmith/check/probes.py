@@ -77,6 +77,8 @@ FAMILIES: dict[str, str] = {
     "truncated": "a reference cut off before its answer",
     "numbers": "an equation that ignores the given numbers (the target alone, numbers not given, one used twice)",
     "hardcoded": "a program that returns the values of the examples the prompt shows, and nothing else",
+    "trajectory": "rollouts with tool calls: unknown tools, calls in the reasoning or after the answer, the answer "
+    "only in a tool argument or result, repeated calls, an empty final message",
 }
 #: The pseudo-family of the calibration completions.
 CALIBRATION = "calibration"
@@ -120,7 +122,9 @@ def calibration(ctx: RowContext, candidates: list[Format], main: Format) -> list
     out.append(Probe(CALIBRATION, "plain_nonsense", f"{NONSENSE} {NONSENSE_ANSWER}"))
     if ctx.answer:
         out += [Probe(CALIBRATION, f"right_{f.label}", f.render(REASONING, ctx.answer)) for f in candidates]
-    return out + wrong_attempts(ctx, main)
+    from rewardsmith.check.trajectory_probes import trajectory_calibration
+
+    return out + wrong_attempts(ctx, main) + trajectory_calibration(ctx, main)
 
 
 def wrong_attempts(ctx: RowContext, main: Format) -> list[Probe]:
@@ -186,7 +190,9 @@ def make_probes(ctx: RowContext, formats: list[Format]) -> list[Probe]:
     >>> [p.completion for p in probes if p.variant == "before_answer"]
     ['9 * 2 = ']
     """
-    return list(_probes(ctx, formats))
+    from rewardsmith.check.trajectory_probes import trajectory_probes
+
+    return [*_probes(ctx, formats), *trajectory_probes(ctx, formats[0])]
 
 
 @dataclass(frozen=True)
