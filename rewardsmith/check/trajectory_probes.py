@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rewardsmith.check.probes import CALIBRATION, NONSENSE, NONSENSE_ANSWER, REASONING, Probe
+from rewardsmith.check.probe import CALIBRATION, NONSENSE, NONSENSE_ANSWER, REASONING, Probe
 from rewardsmith.check.rows import Format, RowContext
 from rewardsmith.core.trajectory import read_call
 
