@@ -127,6 +127,17 @@ datasets_app = typer.Typer(help="Send datasets to other services.", no_args_is_h
 app.add_typer(datasets_app, name="datasets")
 
 _Text = Annotated[str | None, typer.Option()]
+# Options several commands share, declared once.
+_Dataset = Annotated[str | None, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")]
+_DatasetConfig = Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")]
+_Converter = Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, fireworks, ...")]
+_BaseUrl = Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")]
+_Backend = Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")]
+_ApiKeyEnv = Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")]
+_Imports = Annotated[
+    list[str] | None,
+    typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
+]
 
 
 @app.command("eval")
@@ -134,18 +145,24 @@ def eval_command(
     config: Annotated[
         Path | None, typer.Argument(help="A YAML evaluation config; the options below override it.")
     ] = None,
-    dataset: Annotated[str | None, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")] = None,
+    dataset: _Dataset = None,
     split: _Text = None,
-    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
-    converter: Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, fireworks, ...")] = None,
+    dataset_config: _DatasetConfig = None,
+    converter: _Converter = None,
     system_prompt: _Text = None,
     max_samples: Annotated[int | None, typer.Option()] = None,
-    rewards: Annotated[str | None, typer.Option(help="Comma-separated reward names.")] = None,
+    rewards: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated reward names, or a YAML list of entries with settings and names: "
+            "'[{name: brevity, kwargs: {max_chars: 100}, as: short}, think_format]'."
+        ),
+    ] = None,
     completions_column: Annotated[str | None, typer.Option(help="Score the completions in this column.")] = None,
     model: Annotated[str | None, typer.Option(help="Generate completions with this model.")] = None,
-    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")] = None,
-    backend: Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")] = None,
+    base_url: _BaseUrl = None,
+    backend: _Backend = None,
+    api_key_env: _ApiKeyEnv = None,
     n: Annotated[int | None, typer.Option("--n", "-n", help="Samples per prompt.")] = None,
     temperature: Annotated[float | None, typer.Option()] = None,
     max_tokens: Annotated[int | None, typer.Option()] = None,
@@ -153,12 +170,16 @@ def eval_command(
     seed: Annotated[int | None, typer.Option()] = None,
     output_dir: Annotated[str | None, typer.Option(help="Where results.jsonl, summary.json, report.html go.")] = None,
     batch_size: Annotated[int | None, typer.Option(help="Prompts per batch.")] = None,
+    pass_threshold: Annotated[
+        list[str] | None,
+        typer.Option(help="Score a sample needs to pass (pass@k): VALUE for every reward, or NAME=VALUE; repeatable."),
+    ] = None,
+    max_error_rate: Annotated[
+        float | None, typer.Option(help="Fail (exit 1) when a reward fails on more than this share of rows.")
+    ] = None,
     overwrite: Annotated[bool, typer.Option(help="Delete earlier results in output-dir and start over.")] = False,
     progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Show rows/s, time left.")] = None,
-    imports: Annotated[
-        list[str] | None,
-        typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
-    ] = None,
+    imports: _Imports = None,
     engine: Annotated[str | None, typer.Option(help="Where batches are scored: local, or ray (Ray tasks).")] = None,
 ) -> None:
     """Score a dataset with rewards: a column of completions, or completions a model generates. Resumable."""
@@ -168,13 +189,20 @@ def eval_command(
     data.update(system_prompt=system_prompt, max_samples=max_samples)
     generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env, "n": n}
     generation.update(temperature=temperature, max_tokens=max_tokens, max_concurrency=max_concurrency, seed=seed)
-    overrides: dict[str, Any] = {"rewards": rewards, "completions_column": completions_column, "output_dir": output_dir}
+    overrides: dict[str, Any] = {"completions_column": completions_column, "output_dir": output_dir}
+    try:
+        overrides["rewards"] = _rewards_option(rewards)
+        overrides["pass_threshold"] = _pass_threshold_option(pass_threshold)
+    except RewardsmithError as exc:
+        _fail(exc)
+    overrides["max_error_rate"] = max_error_rate
     overrides.update(batch_size=batch_size, overwrite=overwrite or None, progress=progress, imports=imports or None)
     overrides["engine"] = engine
     overrides["dataset"] = {k: v for k, v in data.items() if v is not None}
     overrides["generation"] = {k: v for k, v in generation.items() if v is not None}
     overrides = {k: v for k, v in overrides.items() if v not in (None, {})}
     try:
+        _check_eval_options(completions_column, generation, batch_size)
         report = evaluate_config(config, overrides, on_warning=_warn)
     except RewardsmithError as exc:
         _fail(exc)
@@ -183,13 +211,81 @@ def eval_command(
         err_console.print("interrupted: the rows done so far are kept; run the same command again to continue")
         raise typer.Exit(code=130) from None
     _print_eval_summary(report)
+    if report.failed:
+        _print_eval_failures(report.failed)
+        raise typer.Exit(code=1)
+
+
+def _rewards_option(text: str | None) -> Any:
+    """``--rewards``: names separated by commas, or a YAML list (or one mapping) of reward entries."""
+    if text is None or not text.lstrip().startswith(("[", "{")):
+        return text
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise RewardConfigError(f"--rewards is not a valid YAML list of reward entries: {exc}") from None
+    return [value] if isinstance(value, dict) else value
+
+
+def _pass_threshold_option(values: list[str] | None) -> Any:
+    """``--pass-threshold``: one number for every reward, or ``NAME=VALUE`` per reward."""
+    if not values:
+        return None
+    per_reward: dict[str, Any] = {}
+    for text in values:
+        name, sep, value = text.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            raise RewardConfigError(f"--pass-threshold takes VALUE or NAME=VALUE with a number, got {text!r}") from None
+        if not sep:
+            if len(values) > 1:
+                raise RewardConfigError("give --pass-threshold once as VALUE, or as NAME=VALUE for each reward")
+            return number
+        per_reward[name.strip()] = number
+    return per_reward
+
+
+def _print_eval_failures(failed: dict[str, dict[str, Any]]) -> None:
+    for name, info in failed.items():
+        limit = info.get("max_error_rate")
+        why = "on every row" if limit is None else f"on {info['error_rate']:.1%} of rows (limit {limit:.1%})"
+        err_console.print(
+            f"[bold red]error:[/] reward {escape(name)!r} failed {why}, so this evaluation measured nothing for it. "
+            f"First error: {escape(str(info.get('error')))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        if info.get("traceback"):
+            err_console.print(escape(info["traceback"].rstrip()), highlight=False, soft_wrap=True)
+
+
+def _check_eval_options(completions_column: str | None, generation: dict[str, Any], batch_size: int | None) -> None:
+    """Options of ``rewardsmith eval`` that contradict each other or make no sense: one paragraph, exit 2."""
+    from rewardsmith.evaluation.validate import MAX_BATCH_SIZE
+
+    problems = []
+    flags = [f"--{k.replace('_', '-')}" for k, v in generation.items() if v is not None]
+    if completions_column is not None and flags:
+        problems.append(
+            f"--completions-column scores completions the data already has, while {', '.join(flags)} "
+            f"{'is a setting' if len(flags) == 1 else 'are settings'} for generating them with --model: drop "
+            f"{'it' if len(flags) == 1 else 'them'}, or drop --completions-column and give --model"
+        )
+    if batch_size is not None and not 1 <= batch_size <= MAX_BATCH_SIZE:
+        problems.append(f"--batch-size must be from 1 to {MAX_BATCH_SIZE:,} prompts, got {batch_size:,}")
+    if problems:
+        raise RewardConfigError("; and ".join(problems) + ".")
 
 
 def _print_eval_summary(report: Any) -> None:
     rewards = report.summary["rewards"]
     ks = sorted({k for r in rewards.values() for k in r.get("pass_at_k", {}) if k.startswith("pass@")})
     table = Table(title=f"{report.summary['rows']:,} rows", show_lines=False)
-    for column in ("reward", "mean", "std", "None rate", "error rate", *ks):
+    passing = ("pass if ≥",) if ks else ()
+    for column in ("reward", "mean", "std", "None rate", "error rate", *passing, *ks):
         table.add_column(column, justify="left" if column == "reward" else "right")
 
     def number(value: Any) -> str:
@@ -197,7 +293,9 @@ def _print_eval_summary(report: Any) -> None:
 
     for name, r in rewards.items():
         cells = [number(r["mean"]), number(r["std"]), f"{r['none_rate']:.1%}", f"{r['error_rate']:.1%}"]
-        table.add_row(name, *cells, *(number(r["pass_at_k"].get(k)) for k in ks))
+        if ks:
+            cells.append(f"{r['pass_threshold']:g}" if r.get("pass_threshold") is not None else "-")
+        table.add_row(name, *cells, *(number(r.get("pass_at_k", {}).get(k)) for k in ks))
     console.print(table)
     console.print(f"results: {report.results_path}\nsummary: {report.summary_path}\nreport:  {report.report_path}")
 
@@ -209,10 +307,10 @@ _Limit = Annotated[float | None, typer.Option(show_default=False)]
 def check_command(
     reward: Annotated[str, typer.Argument(help="A registered name, './file.py:fn', 'pkg.mod:fn' or a JSON entry.")],
     settings: Annotated[list[str] | None, typer.Argument(help="Reward settings as key=value (JSON values).")] = None,
-    dataset: Annotated[str, typer.Option(help="Hub name, local file, or fireworks:ACCOUNT/ID.")] = "",
+    dataset: _Dataset = "",
     split: Annotated[str, typer.Option()] = "test",
-    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
-    converter: Annotated[str | None, typer.Option(help="gsm8k, math, countdown, generic, chat, ...")] = None,
+    dataset_config: _DatasetConfig = None,
+    converter: _Converter = None,
     system_prompt: _Text = None,
     max_samples: Annotated[int | None, typer.Option(help="Check the first N rows.")] = None,
     gold_column: Annotated[str | None, typer.Option(help="Reference solutions (default: solution); 'none'.")] = None,
@@ -224,9 +322,9 @@ def check_command(
     against: Annotated[str | None, typer.Option(help="A second reward; list where the two disagree.")] = None,
     families: Annotated[str | None, typer.Option(help="Probe families, comma-separated (default: all).")] = None,
     model: Annotated[str | None, typer.Option(help="Sample completions from this model (signal).")] = None,
-    base_url: Annotated[str | None, typer.Option(help="An OpenAI-compatible endpoint, up to /v1.")] = None,
-    backend: Annotated[str | None, typer.Option(help="auto, openai, transformers or vllm.")] = None,
-    api_key_env: Annotated[str | None, typer.Option(help="Environment variable holding the endpoint's key.")] = None,
+    base_url: _BaseUrl = None,
+    backend: _Backend = None,
+    api_key_env: _ApiKeyEnv = None,
     n: Annotated[int, typer.Option("--n", "-n", help="Completions sampled per prompt.")] = 4,
     temperature: Annotated[float | None, typer.Option()] = None,
     max_tokens: Annotated[int | None, typer.Option()] = None,
@@ -235,10 +333,7 @@ def check_command(
     workers: Annotated[int, typer.Option(help="Worker processes scoring samples.")] = 1,
     output_dir: Annotated[Path | None, typer.Option(help="Where check.json and check.html go.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show rows done, time left.")] = True,
-    imports: Annotated[
-        list[str] | None,
-        typer.Option("--import", help="A module (pkg.mod) or file (./my_rewards.py) to import first; repeatable."),
-    ] = None,
+    imports: _Imports = None,
     max_share: _Limit = None,
     max_closeness: _Limit = None,
     min_gold: _Limit = None,
@@ -248,18 +343,58 @@ def check_command(
     max_false_negative: _Limit = None,
     max_tied: _Limit = None,
     max_disagreement: _Limit = None,
+    max_unjudged: _Limit = None,
+    probe_format: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="The answer format probes use, when the data does not show it: boxed, hashes, tags:ANSWER_TAG, "
+            "tags:THINK_TAG,ANSWER_TAG, fence:python, or a template with {answer} (and {reasoning}); repeatable."
+        ),
+    ] = None,
 ) -> None:
     """Audit a reward on a dataset: gaming probes, reference solutions, labels, cost, signal. Exit 1 on findings."""
+    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
+    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
+    limits.update(max_tied=max_tied, max_disagreement=max_disagreement, max_unjudged=max_unjudged)
+    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
+    options.update(max_samples=max_samples)
+    generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
+    generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
+    arguments: dict[str, Any] = {
+        "split": split,
+        "gold_column": "" if gold_column == "none" else gold_column,
+        "answer_column": answer_column,
+        "completions_column": completions_column,
+        "labels_column": labels_column,
+        "against": against,
+        "n": n,
+        "families": None if families is None else [f.strip() for f in families.split(",") if f.strip()],
+        "probe_format": list(probe_format or []) or None,
+        "thresholds": {k: v for k, v in limits.items() if v is not None},
+        "pass_threshold": pass_threshold,
+        "timeout": timeout or None,
+        "workers": workers,
+        "output_dir": output_dir,
+        "progress": progress,
+        **{k: v for k, v in options.items() if v is not None},
+    }
+    report = _run_check(reward, settings, dataset, imports, generation, arguments)
+    _print_check(report)
+
+
+def _run_check(
+    reward: str,
+    settings: list[str] | None,
+    dataset: str,
+    imports: list[str] | None,
+    generation: dict[str, Any],
+    arguments: dict[str, Any],
+) -> Any:
+    """Resolve the reward and the sampler, and run the audit; a user's mistake is one paragraph, exit 2."""
     from rewardsmith.check import check
-    from rewardsmith.check.terminal import print_summary
     from rewardsmith.core.configfile import import_modules
     from rewardsmith.core.problems import ConfigProblems
 
-    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
-    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
-    limits.update(max_tied=max_tied, max_disagreement=max_disagreement)
-    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
-    options.update(max_samples=max_samples)
     sampler = None
     try:
         problems = ConfigProblems("the check")
@@ -272,42 +407,25 @@ def check_command(
             from rewardsmith.core.registry import get_reward
 
             spec = get_reward(spec, **dict(_parse_setting(s) for s in settings))
-        if model is not None:
+        if generation.get("model") is not None:
             require_extra("eval", "sampling completions for rewardsmith check")
             from rewardsmith.evaluation.backends import ModelSampler
 
-            generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
-            generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
             sampler = ModelSampler({k: v for k, v in generation.items() if v is not None})
-        report = check(
-            spec,
-            dataset,
-            split=split,
-            gold_column="" if gold_column == "none" else gold_column,
-            answer_column=answer_column,
-            completions_column=completions_column,
-            labels_column=labels_column,
-            against=against,
-            sample=sampler,
-            n=n,
-            families=None if families is None else [f.strip() for f in families.split(",") if f.strip()],
-            thresholds={k: v for k, v in limits.items() if v is not None},
-            pass_threshold=pass_threshold,
-            timeout=timeout or None,
-            workers=workers,
-            output_dir=output_dir,
-            progress=progress,
-            **{k: v for k, v in options.items() if v is not None},
-        )
+        return check(spec, dataset, sample=sampler, **arguments)
     except RewardsmithError as exc:
         _fail(exc)
-        return
     except KeyboardInterrupt:
         err_console.print("interrupted: the rows done so far are summed up in check.json and check.html")
         raise typer.Exit(code=130) from None
     finally:
         if sampler is not None:
             sampler.close()
+
+
+def _print_check(report: Any) -> None:
+    from rewardsmith.check.terminal import print_summary
+
     print_summary(report.summary, console)
     if report.output_dir is not None:
         console.print(f"check.json: {report.json_path}\ncheck.html: {report.html_path}", highlight=False)
@@ -322,7 +440,7 @@ def datasets_push(
     to: Annotated[str, typer.Option(help="Where to: fireworks.")] = "fireworks",
     account: Annotated[str | None, typer.Option(help="Fireworks account id (default: FIREWORKS_ACCOUNT_ID).")] = None,
     split: Annotated[str, typer.Option()] = "train",
-    dataset_config: Annotated[str | None, typer.Option(help="The Hub dataset's configuration (e.g. main).")] = None,
+    dataset_config: _DatasetConfig = None,
     converter: Annotated[str, typer.Option(help="gsm8k, math, countdown, generic, chat, ...")] = "generic",
     system_prompt: _Text = None,
     max_samples: Annotated[int | None, typer.Option()] = None,
@@ -369,6 +487,11 @@ def serve(
     label_column: Annotated[str, typer.Option(help="The column OpenRLHF's labels fill (/get_reward).")] = "answer",
     none_score: Annotated[float, typer.Option(help="What /get_reward sends when no reward applies.")] = 0.0,
     graceful_timeout: Annotated[float, typer.Option(help="Seconds to finish batches in flight on shutdown.")] = 60.0,
+    max_samples: Annotated[int, typer.Option(help="Most samples in one request (413 above).")] = 8192,
+    max_pending_mb: Annotated[float, typer.Option(help="Request bytes held at once, in MiB (503 above).")] = 256.0,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a request body may take to arrive (408).")] = 60.0,
+    header_timeout: Annotated[float, typer.Option(help="Seconds request headers may take to arrive.")] = 10.0,
+    max_connections: Annotated[int, typer.Option(help="Open connections at most (503 above).")] = 256,
 ) -> None:
     """Serve rewards over HTTP: a batch API (/score), /health, and OpenRLHF's remote reward protocol (/get_reward)."""
     import os
@@ -382,8 +505,12 @@ def serve(
             token = os.environ.get(token_env)
             if not token:
                 raise RewardConfigError(f"--token-env {token_env}: that environment variable is not set or empty")
-        if max_concurrency < 1 or max_queue < 0 or max_body_mb <= 0:
-            raise RewardConfigError("--max-concurrency must be >= 1, --max-queue >= 0 and --max-body-mb > 0")
+        limits = (max_concurrency, max_samples, max_connections, max_body_mb, max_pending_mb, body_timeout)
+        if min(limits) <= 0 or header_timeout <= 0 or max_queue < 0:
+            raise RewardConfigError(
+                "--max-concurrency, --max-samples, --max-connections, --max-body-mb, --max-pending-mb, "
+                "--body-timeout and --header-timeout must be > 0, and --max-queue >= 0"
+            )
         service = RewardService.from_spec(rewards)
         settings = ServerSettings(
             max_concurrency=max_concurrency,
@@ -392,6 +519,11 @@ def serve(
             token=token,
             label_column=label_column,
             none_score=none_score,
+            max_samples=max_samples,
+            max_pending_bytes=int(max_pending_mb * 1024 * 1024),
+            body_timeout=body_timeout,
+            header_timeout=header_timeout,
+            max_connections=max_connections,
         )
     except RewardsmithError as exc:
         _fail(exc)

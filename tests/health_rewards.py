@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def seed_style(prompts, responses):
-    """A reward written for another script's signature: TRL passes ``completions``, so every call raises."""
+    """A reward written for another script's signature: it never sees ``completions`` (refused when made)."""
     return [float(len(r) > 3) for r in responses]
 
 

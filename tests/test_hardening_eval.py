@@ -168,3 +168,93 @@ def test_a_pass_threshold_that_is_not_a_number_is_a_config_error(tmp_path, thres
         evaluate(data, "gsm8k_accuracy", tmp_path / "out", converter="gsm8k", completions_column="reply",
                  progress=False, pass_threshold=threshold)  # fmt: skip
     assert not (tmp_path / "out").exists()
+
+
+# -- configs and the command line: bounded, one paragraph, exit 2 ---------------------------------------------
+
+BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{n}: &{n} [{', '.join(['*' + p] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi")
+)
+
+
+@pytest.mark.parametrize("command", ["eval", "train"])
+def test_a_yaml_alias_bomb_is_refused_with_exit_2(tmp_path, command):
+    assert len(BOMB) < 1000  # a few hundred bytes that expand to 9**9 values
+    (tmp_path / "bomb.yaml").write_text(BOMB + "rewards: [gsm8k_accuracy]\n")
+    args = ["eval", "bomb.yaml"] if command == "eval" else ["train", "bomb.yaml", "--dry-run"]
+    done = _cli(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
+    assert "alias" in done.stderr and "bomb.yaml" in done.stderr
+
+
+def test_a_recursive_alias_is_refused(tmp_path):
+    from rewardsmith.core.configfile import load_yaml
+    from rewardsmith.core.errors import RewardConfigError
+
+    with pytest.raises(RewardConfigError, match="recursive alias"):
+        load_yaml("a: &a [1, *a]\n", "loop.yaml")
+    assert load_yaml("base: &b {x: 1}\nuse: {<<: *b, y: 2}\n", "merge.yaml")["use"] == {"x": 1, "y": 2}
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        (["-n", "4"], "--n is a setting for generating them with --model"),
+        (["--seed", "3"], "--seed is a setting"),
+        (["--temperature", "0.5", "--seed", "1"], "--temperature, --seed are settings"),
+        (["--batch-size", str(10**23)], "--batch-size must be from 1 to 1,000,000"),
+        (["--batch-size", "0"], "--batch-size must be from 1 to 1,000,000"),
+    ],
+    ids=["n", "seed", "temperature-and-seed", "huge-batch", "zero-batch"],
+)
+def test_contradictory_or_absurd_eval_options_are_one_paragraph_and_exit_2(tmp_path, flags, words):
+    _rows(tmp_path / "rows.jsonl", ["#### 0"])
+    base = ["--dataset", "rows.jsonl", "--split", "train", "--converter", "gsm8k", "--rewards", "gsm8k_accuracy"]
+    done = _cli("eval", *base, "--completions-column", "reply", "--output-dir", "out", *flags, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and words in " ".join(done.stderr.split())
+    assert not (tmp_path / "out").exists()
+
+
+def test_generation_settings_without_a_model_are_a_config_error():
+    from rewardsmith.core.errors import RewardConfigError
+    from rewardsmith.evaluation.generation import GenerationConfig
+
+    with pytest.raises(RewardConfigError, match="name no model"):
+        GenerationConfig.of({"n": 4, "seed": 1})
+
+
+@pytest.mark.parametrize("where", ["read-only", "overlong"])
+def test_an_output_folder_that_cannot_be_written_is_a_clear_message_and_exit_2(tmp_path, where):
+    import os
+
+    _rows(tmp_path / "rows.jsonl", ["#### 0"])
+    if where == "read-only":
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        out = "locked/out"
+        if os.geteuid() == 0:  # root writes anywhere: a file in the way stands in for a read-only place
+            locked.chmod(0o700)
+            (locked / "file").write_text("x")
+            out = "locked/file/out"
+    else:
+        out = "x" * 300 + "/out"
+    done = _cli("eval", "--dataset", "rows.jsonl", "--split", "train", "--converter", "gsm8k", "--rewards",
+                "gsm8k_accuracy", "--completions-column", "reply", "--output-dir", out, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "cannot write the evaluation's output" in done.stderr
+
+
+def test_a_symlinked_results_file_in_the_output_folder_is_refused(tmp_path):
+    data = _rows(tmp_path / "rows.jsonl", ["#### 0", "#### 1"])
+    out = tmp_path / "out"
+    out.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("precious\n")
+    (out / "results.jsonl").symlink_to(outside)
+    with pytest.raises(EvaluationError, match="symbolic link"):
+        evaluate(data, ["gsm8k_accuracy"], split="train", converter="gsm8k", completions_column="reply",
+                 output_dir=out, progress=False)  # fmt: skip
+    assert outside.read_text() == "precious\n"

@@ -18,6 +18,7 @@ from trl_helpers import tiny_grpo_config, tiny_train_config
 
 from rewardsmith import get_reward, reward, to_trl
 from rewardsmith.check.health import HealthMonitor, SilentRewardError
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.http.testing import LocalChatServer
 from rewardsmith.train import RewardHealth, run
 
@@ -124,15 +125,14 @@ def test_when_no_reward_scores_a_step_the_console_prints_n_a(tmp_path):
 # -- fail fast --------------------------------------------------------------------------------------------
 
 
-def test_a_seed_style_reward_stops_the_run_after_the_first_step_with_the_fix(tmp_path):
+def test_a_seed_style_reward_is_refused_before_loading_with_the_fix(tmp_path):
     config = _config(tmp_path / "seed", [f"{HEALTH_REWARDS}:seed_style", "tag_count"], max_steps=5)
-    with pytest.raises(SilentRewardError) as caught:
+    with pytest.raises(RewardConfigError) as caught:
         run(config, console=_console()[0])
     message = str(caught.value)
-    assert message.startswith("reward 'seed_style' failed on all 8 samples of the first batch: TypeError")
-    assert "Likely fix" in message and "completions" in message and "seed_style(prompts, responses)" in message
-    assert "Traceback (most recent call last)" in message and "**kwargs" in message
-    assert not (tmp_path / "seed" / "model.safetensors").exists()  # stopped before the end: nothing saved
+    assert "reward 'seed_style' never sees the completions: seed_style(prompts, responses)" in message
+    assert "Fix: rename `responses` to `completions`" in message
+    assert not (tmp_path / "seed").exists()  # nothing loaded, nothing written
 
 
 def test_the_command_exits_2_naming_the_reward_and_on_error_set_on_purpose_trains_on(tmp_path):
@@ -177,11 +177,11 @@ def test_attached_by_hand_to_a_grpo_trainer(tmp_path, caplog):
 def test_added_with_add_callback_and_stops_a_silent_reward(tmp_path):
     from trl import GRPOTrainer
 
-    rewards = to_trl([get_reward(f"{HEALTH_REWARDS}:seed_style"), get_reward("tag_count")])
+    rewards = to_trl([get_reward(f"{HEALTH_REWARDS}:always_fails"), get_reward("tag_count")])
     trainer = GRPOTrainer(model=str(tiny_model_path()), reward_funcs=rewards,
                           args=tiny_grpo_config(tmp_path, max_steps=4), train_dataset=_dataset())  # fmt: skip
     trainer.add_callback(RewardHealth(rewards))
-    with pytest.raises(SilentRewardError, match="seed_style"):
+    with pytest.raises(SilentRewardError, match="always_fails"):
         trainer.train()
     assert trainer.state.global_step == 1
 

@@ -5,7 +5,9 @@
 converter="gsm8k")``. The parts:
 
 * :mod:`~rewardsmith.check.probes`: gaming probes generated from each row;
-* :mod:`~rewardsmith.check.rows`: what a row tells (reference answer, reference solution, format);
+* :mod:`~rewardsmith.check.rows`: what a row tells (reference answer, reference solution, a wrong attempt);
+* :mod:`~rewardsmith.check.formats`: the formats completions state answers in, given or found;
+* :mod:`~rewardsmith.check.tasks`: number puzzles (solved) and the example calls code prompts show;
 * :mod:`~rewardsmith.check.scoring`: one sample at a time, timed, under a hard timeout;
 * :mod:`~rewardsmith.check.findings` and :mod:`~rewardsmith.check.checks`: the numbers and the thresholds;
 * :mod:`~rewardsmith.check.audit`: the audit, ``check.json`` and ``check.html``

@@ -20,22 +20,31 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.check import checks
+from rewardsmith.check import checks, trajectory_probes
 from rewardsmith.check.findings import Finding, Record, Thresholds, cost_summary, preview, probe_summary
-from rewardsmith.check.probes import CALIBRATION, FAMILIES, Probe, calibration, format_trials, make_probes
+from rewardsmith.check.probes import (
+    CALIBRATION,
+    FAMILIES,
+    Probe,
+    calibration,
+    contentless,
+    format_trials,
+    make_probes,
+)
 from rewardsmith.check.rows import Format, RowContext, build_rows, candidate_formats, choose_formats, declared_columns
 from rewardsmith.check.scoring import Sample, Scorer
 from rewardsmith.core.errors import DatasetError, RewardConfigError
 from rewardsmith.core.inputs import completion_text
 from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
+from rewardsmith.rewards._text import visible_text
 
 __all__ = ["CheckReport", "Sampler", "check"]
 
 #: ``sample(prompts, n)``: ``n`` completions for each prompt (what a model would say), for the signal check.
 Sampler = Callable[[list[Any], int], list[list[Any]]]
 #: Columns taken for the reference solutions when none is named.
-GOLD_COLUMNS = ("solution", "reference_solution", "gold", "gold_solution")
+GOLD_COLUMNS = ("solution", "reference_solution", "gold", "gold_solution", "code")
 #: Rows whose probes include the 1 MB ones (they test cost and hangs, not the row).
 HUGE_ROWS = 3
 #: Rows on which each candidate format is tried, to find the formats the reward rewards.
@@ -123,7 +132,8 @@ def _record(row: int, probe: Probe, outcome: Any, extra: dict[str, Any]) -> Reco
     text = completion_text(probe.completion)
     return Record(
         row, probe.family, probe.variant, probe.judged, outcome.score, outcome.reason[:500], outcome.failure,
-        outcome.seconds, len(text), preview(text), extra,
+        outcome.seconds, len(text), preview(text), extra, contentless(probe.family, probe.variant),
+        not visible_text(text[:10_000]).strip() and len(text) <= 10_000,
     )  # fmt: skip
 
 
@@ -137,6 +147,13 @@ def _formats(scorer: Scorer, contexts: list[RowContext], candidates: list[Format
             if outcome.score is not None:
                 scores[f].append(outcome.score)
     return choose_formats(candidates, scores)
+
+
+def _in_fence(gold: str, main: Format) -> str:
+    """A reference program as a completion: in the fenced block the reward reads, when it is bare code."""
+    if main.kind != "fence" or "```" in gold:
+        return gold
+    return main.render("", gold.replace("\r\n", "\n")).lstrip()
 
 
 def _row_items(
@@ -188,6 +205,7 @@ def check(
     sample: Sampler | None = None,
     n: int = 4,
     families: Sequence[str] | None = None,
+    probe_format: str | Sequence[str] | None = None,
     thresholds: Thresholds | dict[str, Any] | None = None,
     pass_threshold: float | None = None,
     timeout: float | None = 20.0,
@@ -215,6 +233,11 @@ def check(
         sample: ``sample(prompts, n) -> [[completion, ...], ...]`` draws ``n`` completions per prompt from a
             model for the signal check (``rewardsmith check --model`` wires an evaluation backend here).
         families: the probe families to run (default: all of :data:`FAMILIES`; ``[]`` for none).
+        probe_format: the format completions state their answer in, when the audit cannot find it from the
+            data (a custom format scores every probe 0 otherwise, and the audit then says it was not exercised):
+            ``boxed``, ``hashes``, ``phrase``, ``tags:ANSWER_TAG``, ``tags:THINK_TAG,ANSWER_TAG``,
+            ``fence:LANGUAGE``, or a template such as ``"<reasoning>{reasoning}</reasoning><SOLUTION>{answer}
+            </SOLUTION>"``; several for several formats.
         thresholds: a :class:`Thresholds` or a dict of its fields: what counts as a finding.
         pass_threshold: the score a labelled completion needs to pass (default: the top of the reward's
             ``score_range``, else 1).
@@ -241,10 +264,8 @@ def check(
     made = _resolve(reward, "the reward to check")
     other = _resolve(against, "against") if against is not None else None
     limits = _thresholds(thresholds)
-    chosen = list(FAMILIES) if families is None else list(families)
-    unknown = [f for f in chosen if f not in FAMILIES]
-    if unknown:
-        raise RewardConfigError(f"unknown probe families {unknown}; the families are: {', '.join(FAMILIES)}")
+    chosen = _families(families)
+    given = _probe_formats(probe_format)
     if labels_column is not None and completions_column is None:
         raise RewardConfigError("labels_column needs completions_column: the completions the labels are about")
     rows = _load(dataset, split, dataset_options)
@@ -252,56 +273,110 @@ def check(
     taken = {c for c in (completions_column, labels_column) if c}
     gold = _gold_column(rows, gold_column, taken)
     contexts, answer_col = build_rows(rows, made, answer_column=answer_column, gold_column=gold, exclude=sorted(taken))
-    candidates = candidate_formats([c.gold or "" for c in contexts], [c.prompt_text for c in contexts], made)
+    golds, prompts = [c.gold or "" for c in contexts], [c.prompt_text for c in contexts]
+    candidates = candidate_formats(golds, prompts, made, given)
     scorer = Scorer(made, timeout, workers)
-    against_scorer = Scorer(other, timeout, workers) if other is not None else None
-    audit = _Audit(made, scorer, other, against_scorer)
-    bar = Progress(len(rows), enabled=progress, label="check", unit="rows")
-    complete = False
-    formats = candidates[:1]
-    try:
-        formats = _formats(scorer, contexts, candidates)
-        sampled = _sampled(sample, [c.prompt for c in contexts], n)
-        for row, ctx, drawn in zip(rows, contexts, sampled):
-            items = _row_items(ctx, row, (candidates, formats), chosen, completions_column, labels_column, drawn)
-            audit.score(ctx, items)
-            bar.advance(1)
-        complete = True
-    except KeyboardInterrupt:
-        interrupted = True
-    else:
-        interrupted = False
-    finally:
-        bar.finish(complete)
-        scorer.close()
-        if against_scorer is not None:
-            against_scorer.close()
-    setup = {
+    audit = _Audit(made, scorer, other, Scorer(other, timeout, workers) if other is not None else None)
+    columns = (completions_column, labels_column)
+    run = _run(audit, rows, contexts, candidates, chosen, columns, (sample, n), progress)
+    setup = _setup(made, other, dataset, split, rows, audit, scorer, run, given)
+    setup.update(answer_column=answer_col, gold_column=gold, completions_column=completions_column)
+    setup.update(labels_column=labels_column)
+    report = summarise(made, audit.records, audit.other, other, contexts, setup, limits, chosen, pass_threshold)
+    report.complete = run.complete
+    report.notes += [scorer.note] if scorer.note else []
+    report.summary["complete"] = run.complete
+    report.summary["notes"] = report.notes
+    if output_dir is not None:
+        write_report(report, Path(output_dir))
+    if run.interrupted:
+        raise KeyboardInterrupt
+    return report
+
+
+def _setup(
+    made: Reward,
+    other: Reward | None,
+    dataset: Any,
+    split: str,
+    rows: list[Any],
+    audit: _Audit,
+    scorer: Scorer,
+    run: _Run,
+    given: list[Any],
+) -> dict[str, Any]:
+    """What was checked and how, for the summary (the columns are added by the caller)."""
+    return {
         "reward": made.name,
         "dataset": dataset if isinstance(dataset, (str, os.PathLike)) else type(dataset).__name__,
         "split": split,
         "rows": len(rows),
         "rows_checked": len({r.row for r in audit.records}),
-        "answer_column": answer_col,
-        "gold_column": gold,
-        "completions_column": completions_column,
-        "labels_column": labels_column,
         "against": other.name if other is not None else None,
-        "formats": [f.label for f in formats],
+        "formats": [f.label for f in run.formats],
+        "formats_given": bool(given),
         "declared_columns": declared_columns(made),
         "timeout_s": scorer.timeout,
         "scored_in": scorer.mode,
     }
-    report = summarise(made, audit.records, audit.other, other, contexts, setup, limits, chosen, pass_threshold)
-    report.complete = complete
-    report.notes += [scorer.note] if scorer.note else []
-    report.summary["complete"] = complete
-    report.summary["notes"] = report.notes
-    if output_dir is not None:
-        write_report(report, Path(output_dir))
-    if interrupted:
-        raise KeyboardInterrupt
-    return report
+
+
+def _families(families: Sequence[str] | None) -> list[str]:
+    chosen = list(FAMILIES) if families is None else list(families)
+    unknown = [f for f in chosen if f not in FAMILIES]
+    if unknown:
+        raise RewardConfigError(f"unknown probe families {unknown}; the families are: {', '.join(FAMILIES)}")
+    return chosen
+
+
+def _probe_formats(spec: str | Sequence[str] | None) -> list[Format]:
+    """The user's probe formats (``probe_format``), each parsed; a bad one is a config error."""
+    specs = [spec] if isinstance(spec, str) else list(spec or [])
+    try:
+        return [Format.parse(s) for s in specs if s.strip()]
+    except ValueError as exc:
+        raise RewardConfigError(str(exc)) from exc
+
+
+@dataclass
+class _Run:
+    """How the scoring went: the formats used, whether every row was scored, whether Ctrl-C stopped it."""
+
+    formats: list[Format]
+    complete: bool = False
+    interrupted: bool = False
+
+
+def _run(
+    audit: _Audit,
+    rows: list[dict[str, Any]],
+    contexts: list[RowContext],
+    candidates: list[Format],
+    families: list[str],
+    columns: tuple[str | None, str | None],
+    sampling: tuple[Sampler | None, int],
+    progress: bool,
+) -> _Run:
+    """Score every row's probes, reference and completions; Ctrl-C stops after the current row."""
+    bar = Progress(len(rows), enabled=progress, label="check", unit="rows")
+    run = _Run(candidates[:1])
+    try:
+        run.formats = _formats(audit.scorer, contexts, candidates)
+        for ctx in contexts:
+            ctx.gold = None if ctx.gold is None else _in_fence(ctx.gold, run.formats[0])
+        sampled = _sampled(sampling[0], [c.prompt for c in contexts], sampling[1])
+        for row, ctx, drawn in zip(rows, contexts, sampled):
+            audit.score(ctx, _row_items(ctx, row, (candidates, run.formats), families, *columns, drawn))
+            bar.advance(1)
+        run.complete = True
+    except KeyboardInterrupt:
+        run.interrupted = True
+    finally:
+        bar.finish(run.complete)
+        audit.scorer.close()
+        if audit.against_scorer is not None:
+            audit.against_scorer.close()
+    return run
 
 
 def _sampled(sample: Sampler | None, prompts: list[Any], n: int) -> list[list[Any] | None]:
@@ -353,9 +428,11 @@ def summarise(
     refs, floor, how = checks.references(reward, records)
     sensitivity = checks.sensitivity(reward, records, refs, floor)
     applies = {"always": True, "format": sensitivity["format"], "content": sensitivity["content"]}
+    applies.update(trajectory_probes.applies(records))
     chosen = {f: FAMILIES[f] for f in families}
     probe_records = [r for r in records if r.family in chosen or r.family == CALIBRATION]
-    probes, findings = probe_summary(probe_records, refs, floor, applies, chosen, limits, prompts)
+    wrong, assumed = checks.wrong_scores(records), checks.assumed_rows(records)
+    probes, findings = probe_summary(probe_records, refs, floor, applies, chosen, limits, prompts, wrong, assumed)
     summary: dict[str, Any] = {"setup": setup, "thresholds": asdict(limits)}
     summary["reference"] = {"floor": floor, "how": how, **sensitivity}
     summary["probes"] = probes
@@ -369,9 +446,10 @@ def summarise(
         part, found = result
         summary[name] = part
         findings += found
+    rows = len({r.row for r in records if r.family in chosen})
+    findings += checks.exercised(refs, floor, rows, limits) if chosen else []
     summary["findings"] = [f.as_dict() for f in findings]
     summary["passed"] = not findings
-    rows = len({r.row for r in records if r.family in chosen})
     note = checks.unjudged_note(refs, floor, rows) if chosen else None
     return CheckReport(reward.name, summary, findings, notes=[note] if note else [])
 

@@ -17,7 +17,19 @@ from rewardsmith.check.probes import CALIBRATION
 from rewardsmith.check.rows import declared_columns
 from rewardsmith.core.reward import Reward
 
-__all__ = ["against", "gold", "labels", "pass_level", "references", "sensitivity", "signal", "unjudged_note"]
+__all__ = [
+    "against",
+    "assumed_rows",
+    "exercised",
+    "gold",
+    "labels",
+    "pass_level",
+    "references",
+    "sensitivity",
+    "signal",
+    "unjudged_note",
+    "wrong_scores",
+]
 
 #: How far above the floor, as a share of the way to the reference, a difference must be to count.
 NOTICEABLE = 0.1
@@ -44,8 +56,7 @@ def references(reward: Reward, records: list[Record]) -> tuple[dict[int, float],
     best: dict[int, float] = {}
     source: dict[int, str] = {}
     for r in records:
-        known = r.family == "gold" or (r.family == CALIBRATION and r.variant.startswith("right_"))
-        if known and r.score is not None and (r.row not in best or r.score > best[r.row]):
+        if _known(r) and r.score is not None and (r.row not in best or r.score > best[r.row]):
             best[r.row] = r.score
             source[r.row] = "reference solution" if r.family == "gold" else "reference answer in the format"
     rows = {r.row for r in records}
@@ -60,6 +71,25 @@ def references(reward: Reward, records: list[Record]) -> tuple[dict[int, float],
     for kind in source.values():
         how[kind] += 1
     return best, floor, dict(how)
+
+
+def _known(r: Record) -> bool:
+    return r.family == "gold" or (r.family == CALIBRATION and r.variant.startswith("right_"))
+
+
+def assumed_rows(records: list[Record]) -> frozenset[int]:
+    """Rows with no scored reference answer or solution, whose reference is only the top of the score range."""
+    known = {r.row for r in records if _known(r) and r.score is not None}
+    return frozenset({r.row for r in records} - known)
+
+
+def wrong_scores(records: list[Record]) -> dict[int, float]:
+    """Each row's best score of a plausible wrong attempt (the ``wrong_*`` calibration completions)."""
+    out: dict[int, float] = {}
+    for r in records:
+        if r.family == CALIBRATION and r.variant.startswith("wrong_") and r.score is not None:
+            out[r.row] = max(r.score, out.get(r.row, r.score))
+    return out
 
 
 def _by_row(records: list[Record], family: str, variant: str | None = None) -> dict[int, float | None]:
@@ -84,16 +114,17 @@ def sensitivity(reward: Reward, records: list[Record], refs: dict[int, float], f
 
     Format: nonsense in the expected format scores noticeably above the same
     nonsense without it. Content: the reward reads a column (its declared
-    inputs), or the reference answer in the format scores noticeably above a
-    wrong answer in the same format.
+    inputs), or the reference answer in the format (or the reference solution)
+    scores noticeably above a wrong attempt in the same format.
     """
     fmt = _mean_gap(_by_row(records, CALIBRATION, "format_nonsense"), _by_row(records, CALIBRATION, "plain_nonsense"),
                     refs, floor)  # fmt: skip
     right: dict[int, float | None] = {}
     for r in records:
-        if r.family == CALIBRATION and r.variant.startswith("right_") and r.score is not None:
+        if _known(r) and r.score is not None:
             right[r.row] = max(r.score, right.get(r.row) or r.score)
-    content = _mean_gap(right, _by_row(records, "format_only", "wrong_answer"), refs, floor)
+    wrong = {**_by_row(records, "format_only", "wrong_answer"), **_by_row(records, CALIBRATION, "wrong_attempt")}
+    content = _mean_gap(right, wrong, refs, floor)
     columns = declared_columns(reward)
     return {
         "format": fmt > NOTICEABLE,
@@ -107,12 +138,12 @@ def sensitivity(reward: Reward, records: list[Record], refs: dict[int, float], f
 def gold(
     reward: Reward, records: list[Record], limits: Thresholds, prompts: dict[int, str]
 ) -> tuple[dict[str, Any], list[Finding]]:
-    """The share of reference solutions that score the maximum, and every miss with the reward's reason."""
+    """The share of reference solutions that score the maximum (the top of the reward's range, else the best score
+    anything got in the audit), and every miss with the reward's reason."""
     golds = [r for r in records if r.family == "gold"]
     if not golds:
         return {"rows": 0}, []
-    right = [r.score for r in records if r.family == CALIBRATION and r.variant.startswith("right_")]
-    scored = [s for s in [*right, *(r.score for r in golds)] if s is not None]
+    scored = [r.score for r in records if r.score is not None]
     top = reward.score_range[1] if reward.score_range else (max(scored) if scored else 1.0)
     misses = [r for r in golds if not reaches(r.score, top)]
     share = 1 - len(misses) / len(golds)
@@ -253,16 +284,35 @@ def against(
     return part, found
 
 
+#: What to do when the probes could not be judged.
+_ADVICE = (
+    "give the probe format the reward expects (probe_format / --probe-format: tags:ANSWER_TAG, fence:python, or a "
+    "template such as '<SOLUTION>{answer}</SOLUTION>'), the reference solutions (gold_column) or the reference "
+    "answers (answer_column)"
+)
+
+
 def unjudged_note(refs: dict[int, float], floor: float, rows: int) -> str | None:
-    """A note when no row had a reference scoring above the floor (the probes could then not be judged)."""
+    """A note when some rows had no reference scoring above the floor (their probes could not be judged)."""
     judged = sum(1 for value in refs.values() if value > floor + 1e-12)
-    if rows and judged == 0:
-        return (
-            f"no reference completion scored above {floor:g} on any row, so the probes could not be judged: give the "
-            "reference solutions (gold_column) or the reference answers (answer_column) the reward accepts"
-        )
-    if rows and judged < rows:
+    if rows and 0 < judged < rows:
         return (
             f"the probes of {rows - judged} of {rows} rows were not judged: no reference scored above {floor:g} there"
         )
     return None
+
+
+def exercised(refs: dict[int, float], floor: float, rows: int, limits: Thresholds) -> list[Finding]:
+    """A finding when the audit could not exercise the reward: on (nearly) no row did any reference score above
+    the lowest score anything got, so no probe could be judged and a pass would mean nothing."""
+    if not rows or limits.max_unjudged is None:
+        return []
+    judged = sum(1 for value in refs.values() if value > floor + 1e-12)
+    share = 1 - judged / rows
+    if share <= limits.max_unjudged:
+        return []
+    message = (
+        f"not exercised: on {rows - judged} of {rows} rows no reference completion scored above {floor:g}, the "
+        f"lowest score anything got, so the probes there say nothing; {_ADVICE}"
+    )
+    return [Finding("reference", "not_exercised", message, share, limits.max_unjudged)]

@@ -44,6 +44,8 @@ class Thresholds:
       (0.05) and of right ones failed (0.1).
     * ``max_tied``: with several completions per prompt, the share of prompts whose scores all tie (0.9).
     * ``max_disagreement``: with ``against``, the share of samples where the two rewards disagree (off).
+    * ``max_unjudged``: share of rows whose references score no higher than the lowest score given (0.5): past it
+      the reward was not exercised, a finding.
     """
 
     max_share: float | None = 0.1
@@ -55,6 +57,7 @@ class Thresholds:
     max_false_negative: float | None = 0.1
     max_tied: float | None = 0.9
     max_disagreement: float | None = None
+    max_unjudged: float | None = 0.5
 
 
 @dataclass
@@ -88,6 +91,8 @@ class Record:
     chars: int
     preview: str
     extra: dict[str, Any] = field(default_factory=dict)
+    contentless: bool = False  # no right answer in it: beating a wrong attempt is a hole
+    blank: bool = False  # nothing visible in it
 
     def example(self, reference: float | None = None, prompt: str = "") -> dict[str, Any]:
         """The record as an example for a report."""
@@ -130,8 +135,16 @@ def probe_summary(
     families: dict[str, str],
     thresholds: Thresholds,
     prompts: dict[int, str],
+    wrong: dict[int, float] | None = None,
+    assumed: frozenset[int] = frozenset(),
 ) -> tuple[dict[str, Any], list[Finding]]:
-    """Each family's and variant's numbers, worst examples, and the findings they make."""
+    """Each family's and variant's numbers, worst examples, and the findings they make.
+
+    ``wrong``: each row's score of a plausible wrong attempt (what a probe with no right answer must not beat);
+    ``assumed``: rows whose reference score is only the top of the reward's range (no reference answer or
+    solution): there only blank probes are judged against it.
+    """
+    scale = _Scale(references, floor, wrong or {}, assumed)
     by_variant: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for record in records:
         if record.family in families:
@@ -144,9 +157,9 @@ def probe_summary(
         for (fam, variant), group in by_variant.items():
             if fam != family:
                 continue
-            stats, top = _variant(group, references, floor, applies[group[0].judged])
+            stats, top = _variant(group, scale, applies[group[0].judged])
             variants[variant] = stats
-            found = _variant_findings(family, variant, group[0].judged, stats, thresholds) if stats["applies"] else []
+            found = _variant_findings(family, variant, group[0].judged, stats, thresholds)
             findings += found
             if top is not None and (worst is None or (bool(found), top[0]) > worst[:2]):
                 worst = (bool(found), *top)
@@ -171,17 +184,38 @@ def probe_summary(
     return out, findings
 
 
-def _variant(
-    group: list[Record], references: dict[int, float], floor: float, applies: bool
-) -> tuple[dict[str, Any], tuple[float, Record] | None]:
+@dataclass(frozen=True)
+class _Scale:
+    """What a probe's score is compared with on each row."""
+
+    references: dict[int, float]
+    floor: float
+    wrong: dict[int, float]
+    assumed: frozenset[int]
+
+    def judged(self, r: Record) -> bool:
+        ref = self.references.get(r.row)
+        return ref is not None and ref > self.floor + 1e-12 and (r.blank or r.row not in self.assumed)
+
+    def beats_wrong(self, r: Record) -> bool:
+        low = self.wrong.get(r.row)
+        return r.score is not None and low is not None and r.score > low + 1e-9 * max(1.0, abs(low))
+
+
+def _variant(group: list[Record], scale: _Scale, applies: bool) -> tuple[dict[str, Any], tuple[float, Record] | None]:
+    references, floor = scale.references, scale.floor
     scores = [r.score for r in group if r.score is not None]
-    judged = [r for r in group if r.row in references and references[r.row] > floor + 1e-12]
+    judged = [r for r in group if scale.judged(r)]
     hits = [r for r in judged if reaches(r.score, references[r.row])]
     close = [_closeness(r.score, references[r.row], floor) for r in judged]
+    compared = [r for r in group if r.contentless and r.row in scale.wrong]
+    beats = [r for r in compared if scale.beats_wrong(r)]
     worst = None
     for r, c in zip(judged, close):
         if worst is None or c > worst[0] or (c == worst[0] and (r.score or 0) > (worst[1].score or 0)):
             worst = (c, r)
+    if worst is None and beats:
+        worst = (0.0, max(beats, key=lambda r: r.score or 0.0))
     if worst is None and group:
         top = max(group, key=lambda r: -math.inf if r.score is None else r.score)
         worst = (-1.0, top)
@@ -193,6 +227,8 @@ def _variant(
         "mean": statistics.fmean(scores) if scores else None,
         "share": len(hits) / len(judged) if judged else None,
         "closeness": statistics.fmean(close) if close else None,
+        "compared_rows": len(compared),
+        "share_above_wrong": len(beats) / len(compared) if compared else None,
         "failures": sum(1 for r in group if r.failure),
         "max_seconds": max((r.seconds for r in group if r.seconds is not None), default=None),
         "_scores": scores,
@@ -203,8 +239,9 @@ def _variant(
 def _variant_findings(family: str, variant: str, judged: str, stats: dict[str, Any], t: Thresholds) -> list[Finding]:
     share, closeness = stats["share"], stats["closeness"]
     name = f"{family}/{variant}"
-    if not stats["judged_rows"]:
-        return []
+    above = stats["share_above_wrong"]
+    if not stats["judged_rows"] or not stats["applies"]:
+        return _above_wrong(name, above, stats["compared_rows"], t)
     if t.max_share is not None and share is not None and share > t.max_share:
         return [
             Finding(
@@ -225,7 +262,17 @@ def _variant_findings(family: str, variant: str, judged: str, stats: dict[str, A
                 t.max_closeness,
             )
         ]
-    return []
+    return _above_wrong(name, above, stats["compared_rows"], t)
+
+
+def _above_wrong(name: str, share: float | None, rows: int, t: Thresholds) -> list[Finding]:
+    if t.max_share is None or share is None or share <= t.max_share:
+        return []
+    message = (
+        f"{name}: scores above a plausible wrong attempt on {share:.0%} of {rows} rows; GRPO rewards a completion for "
+        "beating its group, so this pays more than honest work with a wrong answer"
+    )
+    return [Finding("probes", name, message, share, t.max_share)]
 
 
 def _percentile(values: list[float], q: float) -> float:

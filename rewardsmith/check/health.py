@@ -30,6 +30,7 @@ from collections import defaultdict, deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rewardsmith.check.tool_health import tool_metrics, tool_warnings
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError
@@ -68,6 +69,8 @@ class HealthThresholds:
     * ``length_drift`` (0.5): relative change of the mean completion length from the first ``window``
       logs to the last ``window``, while correctness moves less than ``flat_correctness`` (0.05).
     * ``disagreement`` (0.3): share of samples where an LLM judge and a rule reward disagree.
+    * ``no_tool_calls`` (0.99): share of rollouts without a tool call; ``failed_tool_calls`` (0.5): share of calls
+      that failed; ``max_tool_calls`` (10): calls per rollout (:mod:`rewardsmith.check.tool_health`).
     """
 
     zero_spread: float | None = 0.9
@@ -77,6 +80,9 @@ class HealthThresholds:
     length_drift: float | None = 0.5
     flat_correctness: float = 0.05
     disagreement: float | None = 0.3
+    no_tool_calls: float | None = 0.99
+    failed_tool_calls: float | None = 0.5
+    max_tool_calls: float | None = 10.0
     window: int = 5
 
     @classmethod
@@ -229,6 +235,7 @@ class HealthMonitor:
         if logs.get("completions/mean_length") is not None:
             metrics["mean_length"] = float(logs["completions/mean_length"])
         metrics["correctness"] = self._correctness(logs, names)
+        metrics.update(tool_metrics(logs))
         for key, value in metrics.items():
             self.history[key].append(value)
             self.recent[key].append(value)
@@ -274,10 +281,11 @@ class HealthMonitor:
         zero = recent.get("zero_spread")
         first = self.history.get("zero_spread", [None])[0] if self.logs == 1 else None
         if t.zero_spread is not None and zero is not None and ((full and zero >= t.zero_spread) or first == 1.0):
-            how = "every" if first == 1.0 else f"{zero:.0%} of the"
+            how = "every prompt group" if first == 1.0 else f"{zero:.0%} of the prompt groups"
             span = "of the first logged batch" if first == 1.0 else f"over the last {t.window} logs"
+            whose = "its" if first == 1.0 else "their"
             out.append(self._warn("zero_spread", step, (
-                f"{how} prompt groups {span} gave all their completions the same reward: every advantage is zero "
+                f"{how} {span} gave all {whose} completions the same reward: every advantage is zero "
                 "there and nothing is learned from them. Try: more generations or a higher "
                 "temperature, a reward that gives partial credit, data that is neither too easy nor too hard, and "
                 "check that the rewards read the right columns (rewardsmith rewards show NAME)."
@@ -316,6 +324,7 @@ class HealthMonitor:
                     "rewarding something the rule does not (style, length, confidence), or the rule misses right "
                     "answers. Read the samples where they differ; calibrate the judge's prompt or the rule."
                 ), value, t.disagreement))  # fmt: skip
+        out += [self._warn(*w[:1], step, *w[1:]) for w in tool_warnings(recent, t)] if full else []
         out.append(self._length_drift(step))
         return [w for w in out if w is not None]
 

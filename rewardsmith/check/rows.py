@@ -10,8 +10,11 @@ whatever data and reward are audited:
   ``#### N``);
 * the **reference solution** (a completion known to be right) comes from the
   gold column, when there is one;
-* the **format** (tag names, ``\\boxed{}``, ``####``) is read from the
-  reference solutions, else from the prompts, else the common ones are used;
+* the **format** (tag names, ``\\boxed{}``, ``####``, a code fence) is found by
+  :mod:`rewardsmith.check.formats` (``Format`` and the two functions are
+  re-exported here);
+* a **number puzzle** (a list of integers and a target) and the **example
+  calls** a code prompt shows are read by :mod:`rewardsmith.check.tasks`;
 * a **wrong answer** for each row is another row's reference answer with a
   different value.
 """
@@ -24,6 +27,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from rewardsmith.check.formats import Format, candidate_formats, choose_formats
+from rewardsmith.check.tasks import VisibleCall, given_numbers, solve_numbers, stub_program, visible_calls
 from rewardsmith.core.inputs import completion_text, prompt_text
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import boxed_contents, format_number, iter_numbers, parse_number
@@ -43,132 +48,9 @@ __all__ = [
     "wrong_answers",
 ]
 
-_TAG = re.compile(r"<([A-Za-z_][\w-]{0,30})>")
 _WORD = re.compile(r"\w")
 #: The longest reference answer used as an answer in probes (longer ones are worked solutions).
 _MAX_ANSWER = 200
-
-
-@dataclass(frozen=True)
-class Format:
-    """How a completion states its final answer: tags (``think``/``answer``), ``\\boxed{}``, ``####``, or a phrase.
-
-    >>> Format("tags", "think", "answer").render("2 and 2 make 4", "4")
-    '<think>\\n2 and 2 make 4\\n</think>\\n<answer>\\n4\\n</answer>'
-    >>> Format("boxed").render("2 and 2 make 4", "4")
-    '2 and 2 make 4\\n\\nThe final answer is $\\\\boxed{4}$.'
-    """
-
-    kind: str  # "tags", "boxed", "hashes" or "phrase"
-    think_tag: str | None = None
-    answer_tag: str | None = None
-
-    @property
-    def label(self) -> str:
-        """The format in a few characters: ``tags(think, answer)``, ``boxed``, ..."""
-        if self.kind != "tags":
-            return self.kind
-        return f"tags({', '.join(self.tags)})"
-
-    @property
-    def slug(self) -> str:
-        """The format as part of a name: ``tags_think_answer``, ``boxed``, ..."""
-        return "_".join([self.kind, *self.tags])
-
-    def render(self, reasoning: str, answer: str) -> str:
-        """A completion in this format (an answer block alone, with no reasoning, for tags without a think tag)."""
-        if self.kind == "tags":
-            answer_part = f"<{self.answer_tag}>\n{answer}\n</{self.answer_tag}>"
-            if self.think_tag is None:
-                return answer_part
-            return f"<{self.think_tag}>\n{reasoning}\n</{self.think_tag}>\n{answer_part}"
-        if self.kind == "boxed":
-            return f"{reasoning}\n\nThe final answer is $\\boxed{{{answer}}}$."
-        if self.kind == "hashes":
-            return f"{reasoning}\n#### {answer}"
-        return f"{reasoning}\nThe answer is {answer}."
-
-    def answer_block(self, answer: str) -> str:
-        """Just the part that states the answer (an answer block, a box, a ``####`` line, a sentence)."""
-        if self.kind == "tags":
-            return f"<{self.answer_tag}>{answer}</{self.answer_tag}>"
-        if self.kind == "boxed":
-            return f"\\boxed{{{answer}}}"
-        if self.kind == "hashes":
-            return f"#### {answer}"
-        return f"The answer is {answer}."
-
-    @property
-    def tags(self) -> list[str]:
-        """The tag names this format uses."""
-        return [t for t in (self.think_tag, self.answer_tag) if t]
-
-
-def _paired_tags(text: str) -> list[str]:
-    """Tag names that open and close in ``text``, in order of first appearance."""
-    names: list[str] = []
-    for match in _TAG.finditer(text[:200_000]):
-        name = match.group(1)
-        if name not in names and f"</{name}>" in text:
-            names.append(name)
-    return names
-
-
-def candidate_formats(golds: Sequence[str], prompts: Sequence[str], reward: Reward | None = None) -> list[Format]:
-    """Formats completions may be expected in, most likely first: those of the reference solutions, those the
-    prompts mention, tags named by the reward's ``*_tag`` settings, then the common ones (``<think>``/``<answer>``
-    tags, an ``<answer>`` block alone, ``\\boxed{}``, ``#### N``, "The answer is").
-
-    Which of them the reward rewards is found by scoring the reference answer in each
-    (:func:`choose_formats`).
-
-    >>> [f.label for f in candidate_formats(["so 4.\\n#### 4"], [])][:2]
-    ['hashes', 'tags(think, answer)']
-    >>> [f.label for f in candidate_formats([], ["Reason in <reasoning></reasoning>, answer in <solution>."])][0]
-    'tags(reasoning, solution)'
-    """
-    found: list[Format] = []
-    for texts, from_gold in ((golds, True), (prompts, False)):
-        sample = [t for t in texts[:50] if t]
-        if not sample:
-            continue
-        tag_lists = [_paired_tags(t) if from_gold else _mentioned_tags(t) for t in sample]
-        names = max(tag_lists, key=len)
-        if names:
-            found.append(Format("tags", names[0] if len(names) > 1 else None, names[-1]))
-        joined = "\n".join(sample)
-        found += [Format(kind) for kind, mark in (("boxed", "\\boxed"), ("hashes", "####")) if mark in joined]
-    settings = reward.settings if reward is not None else {}
-    answer_tag = settings.get("answer_tag")
-    if isinstance(answer_tag, str) and answer_tag:
-        think = settings.get("think_tag", "think")
-        found.append(Format("tags", think if isinstance(think, str) and think else None, answer_tag))
-    found += [Format("tags", "think", "answer"), Format("tags", None, "answer"), Format("boxed"), Format("hashes")]
-    found.append(Format("phrase"))
-    return list(dict.fromkeys(found))
-
-
-def choose_formats(candidates: Sequence[Format], scores: dict[Format, list[float]], most: int = 3) -> list[Format]:
-    """The candidates whose completions scored best on average (up to ``most``, in the candidates' order).
-
-    >>> tags, boxed = Format("tags", "think", "answer"), Format("boxed")
-    >>> [f.label for f in choose_formats([tags, boxed], {tags: [0.0, 1.0], boxed: [1.0, 1.0]})]
-    ['boxed']
-    """
-    means = {f: sum(v) / len(v) for f, v in scores.items() if v}
-    if not means:
-        return list(candidates[:1])
-    best = max(means.values())
-    chosen = [f for f in candidates if f in means and means[f] >= best - 1e-9 * max(1.0, abs(best))]
-    return chosen[:most] or list(candidates[:1])
-
-
-def _mentioned_tags(text: str) -> list[str]:
-    names: list[str] = []
-    for match in _TAG.finditer(text):
-        if match.group(1) not in names:
-            names.append(match.group(1))
-    return names
 
 
 def answer_text(value: Any) -> str | None:
@@ -186,6 +68,8 @@ def answer_text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     text = value.strip()
+    if text[:1] in "[{" and _is_json_container(text):
+        return None
     if "####" in text:
         text = text.rsplit("####", 1)[1].strip()
     elif "\\boxed" in text:
@@ -197,9 +81,25 @@ def answer_text(value: Any) -> str | None:
     return text
 
 
-def reference_column(reward: Reward, columns: Sequence[str], chosen: str | None = None) -> str | None:
+def _is_json_container(text: str) -> bool:
+    import json
+
+    try:
+        return isinstance(json.loads(text), (dict, list))
+    except (ValueError, RecursionError):
+        return False
+
+
+def reference_column(
+    reward: Reward, columns: Sequence[str], chosen: str | None = None, first_row: dict[str, Any] | None = None
+) -> str | None:
     """The column holding each row's reference answer: ``chosen``, else the first column the reward declares
-    (required, then optional) that the data has, else ``answer`` when the data has it.
+    (required, then optional) that the data has, else ``answer`` when the data has it. With ``first_row``, a
+    column whose value there is no answer (a list of numbers, a JSON object of tests) is passed over.
+
+    >>> from rewardsmith import get_reward
+    >>> reference_column(get_reward("countdown"), ["nums", "target"], first_row={"nums": [3, 5], "target": 8})
+    'target'
 
     >>> from rewardsmith import get_reward
     >>> reference_column(get_reward("math_accuracy"), ["prompt", "solution"])
@@ -211,10 +111,11 @@ def reference_column(reward: Reward, columns: Sequence[str], chosen: str | None 
     if chosen:
         return chosen
     have = set(columns)
-    for name in [*declared_columns(reward), "answer"]:
-        if name in have:
-            return name
-    return None
+    present = [name for name in dict.fromkeys([*declared_columns(reward), "answer"]) if name in have]
+    if first_row is not None:
+        usable = [name for name in present if answer_text(first_row.get(name)) is not None]
+        present = usable or present
+    return present[0] if present else None
 
 
 def declared_columns(reward: Reward) -> list[str]:
@@ -353,7 +254,12 @@ def near_miss(answer: str) -> str | None:
 
 @dataclass
 class RowContext:
-    """One row of the audited data, as the probes need it."""
+    """One row of the audited data, as the probes need it.
+
+    For a number puzzle (``numbers`` given), ``answer`` is an equation the
+    audit solved and ``target`` the value it must reach; ``calls`` are the
+    example calls the prompt shows (code tasks).
+    """
 
     index: int
     prompt: Any
@@ -361,6 +267,9 @@ class RowContext:
     answer: str | None = None
     gold: str | None = None
     wrong: list[str] = field(default_factory=list)
+    numbers: list[int] | None = None
+    target: str | None = None
+    calls: list[VisibleCall] = field(default_factory=list)
 
     @property
     def prompt_text(self) -> str:
@@ -386,21 +295,54 @@ def build_rows(
     ``exclude`` names columns that are not passed to the reward (completions, labels).
     """
     columns = list(rows[0]) if rows else []
-    column = reference_column(reward, columns, answer_column)
-    answers = [answer_text(row.get(column)) if column else None for row in rows]
+    column = reference_column(reward, columns, answer_column, rows[0] if rows else None)
+    targets = [answer_text(row.get(column)) if column else None for row in rows]
+    numbers = _puzzle_numbers(reward, rows, column)
+    answers = [t if n is None else _solved(n, t) for n, t in zip(numbers, targets)]
     others = wrong_answers(answers)
     skip = {"prompt", *exclude}
     out = []
     for i, row in enumerate(rows):
         gold = row.get(gold_column) if gold_column else None
+        prompt = row.get("prompt")
+        calls = visible_calls(prompt_text(prompt)) if prompt is not None else []
         out.append(
             RowContext(
                 index=i,
-                prompt=row.get("prompt"),
+                prompt=prompt,
                 columns={k: v for k, v in row.items() if k not in skip},
                 answer=answers[i],
                 gold=completion_text(gold) if gold is not None else None,
-                wrong=others[i],
+                wrong=_honest_wrong(numbers[i], targets[i], calls) + others[i],
+                numbers=numbers[i],
+                target=targets[i],
+                calls=calls,
             )
         )
     return out, column
+
+
+def _puzzle_numbers(reward: Reward, rows: Sequence[dict[str, Any]], answer_column: str | None) -> list[Any]:
+    """Each row's given numbers, when the data has a column of integer lists besides the answer's (the reward's
+    own columns first: a reward that ignores the numbers is exactly what must be caught)."""
+    order = [*declared_columns(reward), *(rows[0] if rows else ())]
+    names = [c for c in dict.fromkeys(order) if c not in (answer_column, "prompt") and rows and c in rows[0]]
+    column = next((c for c in names if given_numbers(rows[0].get(c)) is not None), None)
+    return [given_numbers(row.get(column)) if column else None for row in rows]
+
+
+def _solved(numbers: list[int], target: str | None) -> str | None:
+    value = _value(target) if target else None
+    if value is None or value.denominator != 1:
+        return None
+    return solve_numbers(numbers, int(value))
+
+
+def _honest_wrong(numbers: list[int] | None, target: str | None, calls: list[VisibleCall]) -> list[str]:
+    """A plausible wrong attempt of this row's own: the numbers summed (a puzzle), a stub of the function (code)."""
+    if numbers is not None:
+        total = " + ".join(str(n) for n in numbers)
+        value = _value(target) if target else None
+        return [total] if value is not None and value != sum(numbers) else []
+    stub = stub_program(calls)
+    return [stub] if stub else []

@@ -20,40 +20,26 @@ def _short(text: str, limit: int = 70) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def print_summary(summary: dict[str, Any], console: Any) -> None:
-    """Print an audit's summary (the contents of ``check.json``) on a ``rich`` console."""
+def _probe_table(probes: dict[str, Any]) -> Any:
+    """The gaming probes as a ``rich`` table: one row per family, its worst example."""
     from rich.markup import escape
     from rich.table import Table
 
-    setup = summary["setup"]
-    reference = summary.get("reference", {})
-    console.print(
-        f"[bold]rewardsmith check[/] {escape(setup['reward'])}: {setup['rows_checked']:,} of {setup['rows']:,} rows "
-        f"of {escape(str(setup['dataset']))}; reference answers {escape(str(setup['answer_column']))}, reference "
-        f"solutions {escape(str(setup['gold_column']))}; formats {escape(', '.join(setup['formats']))}",
-        highlight=False,
-        soft_wrap=True,
-    )
-    console.print(
-        f"the reward {'rewards' if reference.get('format') else 'gives no credit to'} the format itself and "
-        f"{'checks' if reference.get('content') else 'does not check'} the answer",
-        highlight=False,
-    )
-    probes = summary.get("probes", {})
-    if probes:
-        table = Table(title="gaming probes", show_lines=False)
-        for column in ("family", "probes", "mean", "≥ ref", "verdict", "worst example (score: reason)"):
-            table.add_column(
-                column, justify="left" if column in ("family", "verdict") or "worst" in column else "right"
-            )
-        for family, info in probes.items():
-            worst = info.get("worst") or {}
-            verdict = "[red]finding[/]" if info["finding"] else "ok" if info["share_at_reference"] is not None else "-"
-            told = _short(f"{worst.get('variant', '')} {worst.get('reason', '')}")
-            example = f"{_num(worst.get('score'))}: {escape(told)}"
-            table.add_row(family, str(info["probes"]), _num(info["mean"]), _pct(info["share_at_reference"]), verdict,
-                          example if worst else "")  # fmt: skip
-        console.print(table)
+    table = Table(title="gaming probes", show_lines=False)
+    for column in ("family", "probes", "mean", "≥ ref", "verdict", "worst example (score: reason)"):
+        table.add_column(column, justify="left" if column in ("family", "verdict") or "worst" in column else "right")
+    for family, info in probes.items():
+        worst = info.get("worst") or {}
+        verdict = "[red]finding[/]" if info["finding"] else "ok" if info["share_at_reference"] is not None else "-"
+        told = _short(f"{worst.get('variant', '')} {worst.get('reason', '')}")
+        example = f"{_num(worst.get('score'))}: {escape(told)}"
+        table.add_row(family, str(info["probes"]), _num(info["mean"]), _pct(info["share_at_reference"]), verdict,
+                      example if worst else "")  # fmt: skip
+    return table
+
+
+def _result_lines(summary: dict[str, Any]) -> list[str]:
+    """One line per check that ran besides the probes: gold, labels, the second reward, signal, cost."""
     lines = []
     gold = summary.get("gold", {})
     if gold.get("rows"):
@@ -76,7 +62,31 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
         lines.append(f"cost: {cost['samples']:,} samples, p50 {_num(cost['p50_s'])} s, p95 {_num(cost['p95_s'])} s, "
                      f"max {_num(cost['max_s'])} s, {cost['timeouts']} timeouts, {cost['errors']} errors, None rate "
                      f"{_pct(cost['none_rate'])}")  # fmt: skip
-    for line in lines + list(summary.get("notes", [])):
+    return lines
+
+
+def print_summary(summary: dict[str, Any], console: Any) -> None:
+    """Print an audit's summary (the contents of ``check.json``) on a ``rich`` console."""
+    from rich.markup import escape
+
+    setup = summary["setup"]
+    reference = summary.get("reference", {})
+    console.print(
+        f"[bold]rewardsmith check[/] {escape(setup['reward'])}: {setup['rows_checked']:,} of {setup['rows']:,} rows "
+        f"of {escape(str(setup['dataset']))}; reference answers {escape(str(setup['answer_column']))}, reference "
+        f"solutions {escape(str(setup['gold_column']))}; formats {escape(', '.join(setup['formats']))}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"the reward {'rewards' if reference.get('format') else 'gives no credit to'} the format itself and "
+        f"{'checks' if reference.get('content') else 'does not check'} the answer",
+        highlight=False,
+    )
+    probes = summary.get("probes", {})
+    if probes:
+        console.print(_probe_table(probes))
+    for line in _result_lines(summary) + list(summary.get("notes", [])):
         console.print(escape(line), highlight=False, soft_wrap=True)
     findings = summary.get("findings", [])
     if not summary.get("complete", True):

@@ -13,7 +13,7 @@ from typing import Any
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 
-__all__ = ["import_modules", "read_config_file", "resolve_import_path"]
+__all__ = ["MAX_YAML_NODES", "import_modules", "load_yaml", "read_config_file", "resolve_import_path"]
 
 
 def read_config_file(
@@ -30,20 +30,84 @@ def read_config_file(
     >>> read_config_file(path, what="config", sections="rewards")
     {'rewards': ['think_format']}
     """
-    import yaml
-
     path = Path(path).expanduser()
     if not path.is_file():
         raise error(f"{what} file {str(path)!r} does not exist; give the path of a YAML file")
-    try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise error(f"{str(path)!r} is not valid YAML: {exc}") from None
+    loaded = load_yaml(path.read_text(encoding="utf-8"), repr(str(path)), error)
     if loaded is None:
         raise error(f"{str(path)!r} is empty; a {what} needs {sections}")
     if not isinstance(loaded, dict):
         raise error(f"{str(path)!r} must hold a mapping of sections ({sections}), not a {type(loaded).__name__}")
     return loaded
+
+
+#: The most values a YAML document may expand to, its aliases (``*name``) counted each time they are used.
+MAX_YAML_NODES = 100_000
+
+
+def load_yaml(text: str, where: str, error: type[RewardConfigError] = RewardConfigError) -> Any:
+    r"""The data a YAML text holds, read safely and bounded: the one YAML reader of configs.
+
+    Aliases make a YAML file small and its data huge (a "billion laughs" of
+    nested ``*name`` references takes a few hundred bytes): the document's
+    values are counted with every alias expanded, without expanding them, and
+    more than :data:`MAX_YAML_NODES`, a recursive alias or nesting too deep
+    for the parser is ``error`` naming ``where``.
+
+    >>> load_yaml("a: &x [1, 2]\nb: *x", "inline")
+    {'a': [1, 2], 'b': [1, 2]}
+    >>> bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    ...     f"{n}: &{n} [{', '.join(['*' + p] * 10)}]\n" for p, n in zip("abcdef", "bcdefg"))
+    >>> load_yaml(bomb, "bomb.yaml")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rewardsmith.core.errors.RewardConfigError: bomb.yaml: its aliases expand to more than 100,000 values ...
+    """
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_expansion(node, where, error)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        raise error(f"{where} is not valid YAML: {exc}") from None
+    except RecursionError:
+        raise error(f"{where} nests its values too deeply to read") from None
+    finally:
+        loader.dispose()
+
+
+def _check_expansion(root: Any, where: str, error: type[RewardConfigError]) -> None:
+    """Count the values of a composed YAML document with aliases expanded (each shared node counted once, by size)."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    inside: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            children = node.value if isinstance(node, yaml.SequenceNode) else []
+        key = id(node)
+        if finished:
+            inside.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in children)
+            if sizes[key] > MAX_YAML_NODES:
+                raise error(
+                    f"{where}: its aliases expand to more than {MAX_YAML_NODES:,} values (a YAML alias bomb?); "
+                    "write the values out"
+                )
+        elif key in inside:
+            raise error(f"{where}: an alias refers to a value that holds it (a recursive alias); write it out")
+        elif key not in sizes:
+            inside.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
 
 
 def _is_file(spec: str) -> bool:

@@ -17,8 +17,8 @@ from typing import Any
 from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.engine import ON_ERROR_DEFAULT, OnError
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.core.injection import Input, Value
-from rewardsmith.core.inputs import Batch
+from rewardsmith.core.injection import Column, Input, Value
+from rewardsmith.core.inputs import RESERVED_KWARGS, Batch
 from rewardsmith.core.pickling import function_ref, resolve_function_ref
 from rewardsmith.core.reward import Reward
 
@@ -155,25 +155,153 @@ def callable_name(fn: Any) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
+#: The arguments TRL passes that are not dataset columns.
+_TRL_ARGS = frozenset({"prompts", "completions", "completion_ids", *RESERVED_KWARGS})
+#: The start of the ``TypeError`` that ``completion[0]["content"]`` raises on a plain-text completion.
+_CHAT_INDEXING = "string indices must be integers"
+
+
+def _as_chat(values: list[Any], role: str) -> list[Any]:
+    """Plain-text prompts or completions as TRL's conversational shape (one message each); others unchanged."""
+    return [[{"role": role, "content": v}] if isinstance(v, str) else v for v in values]
+
+
+class _TrlCall:
+    """Calling a plain TRL reward function exactly as TRL does, in the completion shape it is written for.
+
+    TRL passes plain strings for standard datasets and message lists for
+    conversational ones, and functions are written for one of them
+    (``completion[0]["content"]`` is the conversational one). With
+    ``completion_shape="auto"`` (the default) a function is first called with
+    what the batch holds; when plain-text completions make it fail with
+    ``TypeError: string indices must be integers``, it is called again with the
+    same texts as one assistant message each (prompts as one user message),
+    and that shape is kept for every later call of this reward object. So a
+    function written for chat data scores the same text in training, in
+    ``rewardsmith eval`` over a text column and in ``reward.check(text)``.
+    ``"chat"`` always converts plain text; ``"text"`` never does.
+
+    A function without ``**kwargs`` receives only the arguments it names
+    (TRL itself would crash on the others).
+    """
+
+    fn: Callable[..., Any]
+    completion_shape: str
+
+    def _signature_facts(self) -> tuple[bool, frozenset[str]]:
+        facts = self.__dict__.get("_sig")
+        if facts is None:
+            try:
+                params = inspect.signature(self.fn).parameters.values()
+            except (TypeError, ValueError):
+                facts = (True, frozenset())
+            else:
+                takes_all = any(p.kind is p.VAR_KEYWORD for p in params)
+                facts = (takes_all, frozenset(p.name for p in params if p.kind is not p.VAR_POSITIONAL))
+            self.__dict__["_sig"] = facts
+        return facts
+
+    def inputs(self) -> dict[str, Input]:
+        """The dataset columns the function's own parameters name (required when they have no default)."""
+        try:
+            params = inspect.signature(self.fn).parameters.values()
+        except (TypeError, ValueError):
+            return {}
+        return {
+            p.name: Column(p.name, required=p.default is p.empty)
+            for p in params
+            if p.name not in _TRL_ARGS and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
+
+    def _arguments(self, batch: Batch, chat: bool) -> dict[str, Any]:
+        if batch.completion_ids is None and self._needs_token_ids():
+            raise RewardConfigError(
+                f"reward {self.name!r} reads completion_ids, the completions' token ids, which only a trainer "  # type: ignore[attr-defined]
+                "passes; score it during training, or give the parameter a default (completion_ids=None) and "
+                "handle None"
+            )
+        prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
+        completions = batch.completions
+        if chat:
+            prompts, completions = _as_chat(prompts, "user"), _as_chat(completions, "assistant")
+        arguments = {"prompts": prompts, "completions": completions, "completion_ids": batch.completion_ids}
+        arguments.update(batch.kwargs())
+        takes_all, names = self._signature_facts()
+        return arguments if takes_all else {k: v for k, v in arguments.items() if k in names}
+
+    def _needs_token_ids(self) -> bool:
+        try:
+            param = inspect.signature(self.fn).parameters.get("completion_ids")
+        except (TypeError, ValueError):
+            return False
+        return param is not None and param.default is param.empty
+
+    def _wants_chat(self, batch: Batch) -> bool:
+        return self.completion_shape == "chat" or bool(self.__dict__.get("_chat"))
+
+    def _may_retry_as_chat(self, batch: Batch, exc: BaseException) -> bool:
+        """Whether ``exc`` is what a function written for chat data raises on plain text (and no shape was set)."""
+        return (
+            self.completion_shape == "auto"
+            and isinstance(exc, TypeError)
+            and str(exc).startswith(_CHAT_INDEXING)
+            and any(isinstance(c, str) for c in batch.completions)
+        )
+
+    def _check_sees_completions(self) -> None:
+        """A function that takes neither the completions nor ``**kwargs`` cannot score them: say the rename."""
+        takes_all, names = self._signature_facts()
+        if takes_all or names & {"completions", "completion_ids"}:
+            return
+        params = [p.name for p in inspect.signature(self.fn).parameters.values()]
+        others = [name for name in params if name not in _TRL_ARGS]
+        fix = f"rename `{others[0]}` to `completions`" if others else "add a `completions` parameter"
+        raise RewardConfigError(
+            f"reward {self.name!r} never sees the completions: {callable_name(self.fn)}({', '.join(params)}) "  # type: ignore[attr-defined]
+            f"has no `completions` parameter and no **kwargs, and TRL passes the completions as `completions`. "
+            f"Fix: {fix}."
+        )
+
+    def _check_shape_setting(self) -> None:
+        if self.completion_shape not in ("auto", "chat", "text"):
+            raise RewardConfigError(
+                f"reward {self.name!r}: completion_shape must be 'auto', 'chat' or 'text', "  # type: ignore[attr-defined]
+                f"got {self.completion_shape!r}"
+            )
+
+
 @dataclass(eq=False)
-class BatchFunctionReward(Reward):
+class BatchFunctionReward(_TrlCall, Reward):
     """A plain TRL reward function ``f(completions, **kwargs) -> list`` as a reward.
 
-    The function is called exactly as TRL would call it (same arguments,
-    untouched); rewardsmith adds return-value normalisation, ``on_error``,
-    error counting and a name.
+    The function is called as TRL would call it; rewardsmith adds
+    return-value normalisation, ``on_error``, error counting, a name, the
+    columns its signature names as required columns, and the completion shape
+    it is written for (see ``completion_shape`` below).
 
     >>> def short(completions, **kwargs):
     ...     return [1.0 if len(c) < 5 else 0.0 for c in completions]
     >>> r = reward_from_callable(short)
     >>> r.name, r(prompts=["p", "p"], completions=["ok", "too long"])
     ('short', [1.0, 0.0])
+
+    A function written for chat data scores plain text too (learned on the first call):
+
+    >>> def chatty(completions, answer, **kwargs):
+    ...     return [float(c[0]["content"] == a) for c, a in zip(completions, answer)]
+    >>> r = reward_from_callable(chatty)
+    >>> r.required_columns, r.check("4", answer="4").score
+    (['answer'], 1.0)
     """
 
     fn: Callable[..., Any]
+    #: ``"auto"`` (learn it from the first call), ``"chat"`` or ``"text"``: what the function indexes.
+    completion_shape: str = "auto"
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self._check_shape_setting()
+        self._check_sees_completions()
         if self.timeout is not None or self.workers != 1 or self.engine != "local":
             raise RewardConfigError(
                 f"reward {self.name!r} is a batch function: it scores a whole batch in one call, so the per-sample "
@@ -188,17 +316,29 @@ class BatchFunctionReward(Reward):
         return name
 
     def score_batch(self, batch: Batch) -> Sequence[Any]:
-        prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
-        return self.fn(
-            prompts=prompts, completions=batch.completions, completion_ids=batch.completion_ids, **batch.kwargs()
-        )
+        self.injection.check(batch)
+        chat = self._wants_chat(batch)
+        try:
+            return self.fn(**self._arguments(batch, chat))
+        except TypeError as exc:
+            if chat or not self._may_retry_as_chat(batch, exc):
+                raise
+        values = self.fn(**self._arguments(batch, True))
+        self.__dict__["_chat"] = True
+        return values
 
 
 @dataclass(eq=False)
-class AsyncBatchFunctionReward(AsyncReward):
-    """An ``async def f(completions, **kwargs)`` TRL reward function as a reward."""
+class AsyncBatchFunctionReward(_TrlCall, AsyncReward):
+    """An ``async def f(completions, **kwargs)`` TRL reward function as a reward (same shapes as the sync form)."""
 
     fn: Callable[..., Any]
+    completion_shape: str = "auto"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._check_shape_setting()
+        self._check_sees_completions()
 
     @property
     def default_name(self) -> str:
@@ -207,14 +347,21 @@ class AsyncBatchFunctionReward(AsyncReward):
             name = self.__dict__["_fn_name"] = callable_name(self.fn)
         return name
 
+    async def _acall_fn(self, batch: Batch, chat: bool) -> Sequence[Any]:
+        coro = self.fn(**self._arguments(batch, chat))
+        return await (coro if self.timeout is None else asyncio.wait_for(coro, self.timeout))
+
     async def ascore_batch(self, batch: Batch) -> Sequence[Any]:
-        prompts = batch.prompts if batch.prompts is not None else [""] * len(batch)
-        coro = self.fn(
-            prompts=prompts, completions=batch.completions, completion_ids=batch.completion_ids, **batch.kwargs()
-        )
-        if self.timeout is None:
-            return await coro
-        return await asyncio.wait_for(coro, self.timeout)
+        self.injection.check(batch)
+        chat = self._wants_chat(batch)
+        try:
+            return await self._acall_fn(batch, chat)
+        except TypeError as exc:
+            if chat or not self._may_retry_as_chat(batch, exc):
+                raise
+        values = await self._acall_fn(batch, True)
+        self.__dict__["_chat"] = True
+        return values
 
 
 # -- the decorator and the converter --------------------------------------------------------------
@@ -281,7 +428,7 @@ def is_async_callable(obj: Any) -> bool:
     return inspect.iscoroutinefunction(obj) or (callable(obj) and inspect.iscoroutinefunction(obj.__call__))
 
 
-_BATCH_PARAMS = {"completions", "prompts"}
+_BATCH_PARAMS = {"completions", "prompts", "completion_ids"}
 _SAMPLE_PARAMS = {"completion", "messages", "completion_messages"}
 
 
@@ -351,8 +498,29 @@ def reward_from_callable(obj: Any) -> Reward:
         return AsyncBatchFunctionReward(obj) if is_async else BatchFunctionReward(obj)
     if kind == "sample":
         return reward(obj)
-    raise RewardConfigError(
-        f"cannot tell how to call {callable_name(obj)!r} as a reward: a TRL reward function takes "
-        "`completions` and **kwargs, a per-sample function takes `completion` or `messages`. "
+    raise RewardConfigError(_unknown_signature_message(obj))
+
+
+def _unknown_signature_message(obj: Any) -> str:
+    """Why a callable's signature names no reward input, with the rename that fixes it."""
+    name = callable_name(obj)
+    params = inspect.signature(obj).parameters.values()
+    required = [p.name for p in params if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in params)
+    if required and takes_kwargs:
+        fix = (
+            f"rename its parameter `{required[0]}` to `completions` (a TRL batch function, one list per call) "
+            f"or `completion` (one sample per call)"
+        )
+    elif required:
+        fix = (
+            f"rename `{required[0]}` to `completion` (one sample per call), or to `completions` and add **kwargs "
+            "(a TRL batch function)"
+        )
+    else:
+        fix = "add **kwargs (a TRL batch function) or a `completion` parameter (one sample per call)"
+    return (
+        f"cannot tell how to call {name!r} as a reward: none of its parameters is one TRL passes "
+        f"(prompts, completions, completion_ids) or a per-sample input (completion, messages). Fix: {fix}. "
         "If it is a factory, call it (or name it in the registry, which calls it with the settings)."
     )

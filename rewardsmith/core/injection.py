@@ -207,6 +207,23 @@ class Injection:
             signature = inspect.signature(fn)
         except (TypeError, ValueError) as exc:  # builtins without signatures
             raise RewardConfigError(f"cannot read the parameters of reward {reward_name!r}: {exc}") from exc
+        names = self._read_parameters(signature, declared)
+        if declared:
+            if not self.takes_kwargs:
+                raise RewardConfigError(
+                    f"reward {reward_name!r} has no setting {sorted(declared)[0]!r}; "
+                    f"its parameters are: {', '.join(names) or 'none'}"
+                )
+            # Declared inputs the signature does not name reach the function through **kwargs, when present.
+            self.inputs.update((name, _required_by_default(value, False)) for name, value in declared.items())
+        self._index()
+
+    def _read_parameters(self, signature: inspect.Signature, declared: dict[str, Input]) -> list[str]:
+        """The input of each parameter (what ``declared`` says, a built-in input, or a column of its name).
+
+        Fills ``inputs``, ``positional``, ``takes_kwargs`` and ``settings_like``; takes from ``declared`` what
+        the signature names, and returns the parameters' names.
+        """
         names: list[str] = []
         for param in signature.parameters.values():
             if param.kind is param.POSITIONAL_OR_KEYWORD and len(self.positional) == len(names):
@@ -217,7 +234,7 @@ class Injection:
                 continue
             elif param.kind is param.POSITIONAL_ONLY:
                 raise RewardConfigError(
-                    f"reward {reward_name!r} has the positional-only parameter {param.name!r}; "
+                    f"reward {self.reward_name!r} has the positional-only parameter {param.name!r}; "
                     "per-sample rewards receive their inputs by name, so drop the '/' from the signature"
                 )
             else:
@@ -231,15 +248,7 @@ class Injection:
                 elif isinstance(given, Column) and given.required is None:
                     given = Column(given.name, *given.fallbacks, required=not has_default)
                 self.inputs[param.name] = given
-        if declared:
-            if not self.takes_kwargs:
-                raise RewardConfigError(
-                    f"reward {reward_name!r} has no setting {sorted(declared)[0]!r}; "
-                    f"its parameters are: {', '.join(names) or 'none'}"
-                )
-            # Declared inputs the signature does not name reach the function through **kwargs, when present.
-            self.inputs.update((name, _required_by_default(value, False)) for name, value in declared.items())
-        self._index()
+        return names
 
     def _index(self) -> None:
         """Work out once what every batch would otherwise recompute (the inputs do not change)."""

@@ -16,9 +16,14 @@ sections, plus where the completions come from and where results go::
       base_url: http://127.0.0.1:8000/v1
       n: 4
     output_dir: runs/eval-gsm8k
-    batch_size: 64                 # optional: also pass_threshold, overwrite, progress
+    batch_size: 64                 # optional: also pass_threshold, max_error_rate, overwrite, progress
     imports: [./my_rewards.py]     # optional: modules or files that register rewards, imported first
     engine: ray                    # optional: score the batches as Ray tasks (default: local)
+
+A training config works as well (sectioned or seed-style): its rewards,
+weights, names, settings, dataset and converter are taken from it
+(:mod:`rewardsmith.evaluation.from_training`). ``dataset.converter_settings``
+is read as in a training config (or give the settings as keys of ``dataset:``).
 
 Relative paths are taken from the current directory, as on the command line,
 except ``imports:`` files, which are looked up in the config file's folder
@@ -37,6 +42,7 @@ from typing import Any
 from rewardsmith.core.configfile import import_modules, read_config_file, resolve_import_path
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigProblems
+from rewardsmith.evaluation.from_training import eval_from_training, is_training_config
 
 __all__ = ["evaluate_config", "load_eval_config"]
 
@@ -48,13 +54,14 @@ _KEYS = (
     "output_dir",
     "batch_size",
     "pass_threshold",
+    "max_error_rate",
     "overwrite",
     "progress",
     "imports",
     "engine",
 )
 #: Arguments of ``evaluate`` that are about where results go, not about what the job checks.
-_OUTPUT = ("output_dir", "pass_threshold", "overwrite", "progress", "engine")
+_OUTPUT = ("output_dir", "pass_threshold", "max_error_rate", "overwrite", "progress", "engine")
 
 
 def load_eval_config(
@@ -122,6 +129,8 @@ def _shape(
 ) -> tuple[dict[str, Any], bool]:
     """The arguments of ``evaluate`` (imports done), problems recorded; and whether every import worked."""
     data, base = _read(config) if config is not None else ({}, None)
+    if is_training_config(data, _KEYS):
+        data = eval_from_training(data, base, _KEYS, problems)
     imports = [resolve_import_path(spec, base) for spec in _as_list(data.pop("imports", None))]
     for key, value in (overrides or {}).items():
         if key == "imports":
@@ -151,7 +160,8 @@ def _shape(
     ):
         if data.get(key) in (None, "", []):
             problems.add(f"the evaluation needs {what}")
-    options = {k: v for k, v in dataset.items() if k != "source" and v is not None}
+    dataset = {**dataset, **(dataset.get("converter_settings") or {})}  # the training config's key works too
+    options = {k: v for k, v in dataset.items() if k not in ("source", "converter_settings") and v is not None}
     known = {k: v for k, v in data.items() if v is not None and k in _KEYS}
     return {"dataset": dataset.get("source"), **options, **known}, imported
 

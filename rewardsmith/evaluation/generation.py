@@ -117,6 +117,11 @@ class GenerationConfig:
                 raise RewardConfigError(
                     f"generation has no setting {key!r}.{did_you_mean(str(key), known)} Settings: {', '.join(known)}"
                 )
+        if not value.get("model"):
+            raise RewardConfigError(
+                f"generation settings {sorted(value)} name no model: give generation.model (--model) to generate "
+                "completions, or drop them when scoring a completions_column"
+            )
         return cls(**value)
 
     @property

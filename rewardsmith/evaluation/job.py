@@ -40,11 +40,12 @@ from rewardsmith.core.problems import ConfigProblems
 from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
 from rewardsmith.evaluation.engines import Shard, ShardScores, eval_engine
+from rewardsmith.evaluation.failures import FailureTracker, check_max_error_rate, failed_rewards
 from rewardsmith.evaluation.generation import Generated, GenerationConfig, SampleRequest
 from rewardsmith.evaluation.report import render_report
 from rewardsmith.evaluation.results import REPORT, SUMMARY, JobFolder, iter_results
-from rewardsmith.evaluation.summary import SummaryBuilder
-from rewardsmith.evaluation.validate import check_job
+from rewardsmith.evaluation.summary import SummaryBuilder, check_pass_threshold
+from rewardsmith.evaluation.validate import CheckedJob, check_job
 
 __all__ = ["EvalReport", "evaluate"]
 
@@ -78,6 +79,11 @@ class EvalReport:
         """The mean score of ``reward`` over the rows it scored."""
         return self.summary["rewards"][reward]["mean"]
 
+    @property
+    def failed(self) -> dict[str, dict[str, Any]]:
+        """The rewards that failed on every row (or above ``max_error_rate``): rate, first error, traceback."""
+        return self.summary.get("failed", {})
+
     def rows(self) -> Iterator[dict[str, Any]]:
         """The rows of ``results.jsonl``, read one at a time."""
         return iter(iter_results(self.results_path))
@@ -92,7 +98,8 @@ def evaluate(
     completions_column: str | None = None,
     generation: GenerationConfig | dict[str, Any] | None = None,
     batch_size: int = 64,
-    pass_threshold: float | None = None,
+    pass_threshold: float | dict[str, float] | None = None,
+    max_error_rate: float | None = None,
     overwrite: bool = False,
     progress: bool = True,
     on_warning: Callable[[str], None] | None = None,
@@ -114,8 +121,12 @@ def evaluate(
         completions_column: score the completions in this column, or
         generation: generate them (a :class:`GenerationConfig` or a dict of its settings).
         batch_size: prompts per batch (each batch is generated, scored and written together).
-        pass_threshold: the score a sample needs to pass, for pass@k (default: the top of the reward's
-            ``score_range``, else 1.0).
+        pass_threshold: the score a sample needs to pass, for pass@k: one number for every reward, or a
+            mapping of reward name to number (default: the top of the reward's ``score_range``, else 1.0).
+            ``summary.json`` states the threshold of each reward.
+        max_error_rate: the share of rows a reward may fail on before the job counts as failed
+            (default: only a reward that failed on every row). Failed rewards are listed, with the
+            first error and its traceback, under ``summary["failed"]`` (:attr:`EvalReport.failed`).
         progress: show rows done, rows/s and the time left on standard error.
         on_warning: called with each warning found before the job starts (an optional column a reward
             reads that the data lacks); by default they are logged.
@@ -137,30 +148,18 @@ def evaluate(
     (0.5, True, 2)
     """
     require_extra("eval", "an evaluation job")
-    problems = ConfigProblems("the evaluation", "nothing was written")
-    checked = check_job(
+    checked, scoring = _checked_job(
         dataset,
         rewards,
-        problems,
         split=split,
         completions_column=completions_column,
         generation=generation,
         batch_size=batch_size,
+        pass_threshold=pass_threshold,
+        max_error_rate=max_error_rate,
+        engine=engine,
         **dataset_options,
     )
-    if pass_threshold is not None and (
-        isinstance(pass_threshold, bool)
-        or not isinstance(pass_threshold, (int, float))
-        or pass_threshold != pass_threshold
-        or abs(pass_threshold) == float("inf")
-    ):
-        problems.add(f"pass_threshold must be a finite number or None, got {pass_threshold!r}")
-    scoring = None
-    with problems.check():
-        scoring = eval_engine(engine)
-        scoring.check(checked.rewards if checked is not None else [])
-    problems.raise_if_any()
-    assert checked is not None and scoring is not None
     for warning in checked.warnings:
         (on_warning or logger.warning)(warning)
     n = checked.n
@@ -169,20 +168,19 @@ def evaluate(
     try:
         with JobFolder(output_dir, checked.identity, n, overwrite) as folder:
             builder = SummaryBuilder({r.name: r.score_range for r in checked.rewards}, n, pass_threshold)
-            done = folder.recover(builder.add)
+            tracker = FailureTracker()
+            done = folder.recover(lambda row: (builder.add(row), tracker.add(row)))
             prompts = _count_prompts(dataset, dataset_options)
             bar = Progress(None if prompts is None else prompts * n, done, enabled=progress)
             try:
-                start, first_sample = divmod(done, n)
-                rows = itertools.islice(enumerate(checked.prepared), start, None)
-                batches = iter(lambda: list(itertools.islice(rows, batch_size)), [])
-                shards = (runner.shard(batch, first_sample if k == 0 else 0) for k, batch in enumerate(batches))
+                shards = _shards(checked, runner, done, batch_size)
                 for shard, scores in scoring.score_shards(checked.rewards, shards):
                     out = runner.rows(shard, scores)
                     with _sigint_deferred():  # the file and the statistics move together
                         folder.append(out)
                         for row in out:
                             builder.add(row)
+                            tracker.add(row)
                     bar.advance(len(out))
                 complete = True
             except KeyboardInterrupt:
@@ -194,12 +192,61 @@ def evaluate(
                 raise
             finally:
                 bar.finish(complete)
-                summary = {**builder.summary(), "complete": complete, "job": checked.description}
-                folder.write_text(SUMMARY, json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
-                folder.write_text(REPORT, render_report(summary, builder.samples(), checked.description))
+                summary = _write_summary(folder, builder, tracker, checked, complete, max_error_rate)
     finally:
         runner.close()
     return EvalReport(Path(output_dir), summary, complete)
+
+
+def _checked_job(
+    dataset: Any,
+    rewards: Any,
+    *,
+    pass_threshold: float | dict[str, float] | None,
+    max_error_rate: float | None,
+    engine: str,
+    **job: Any,
+) -> tuple[CheckedJob, Any]:
+    """The job checked whole before anything is written (every problem raised at once), and its scoring engine."""
+    problems = ConfigProblems("the evaluation", "nothing was written")
+    checked = check_job(dataset, rewards, problems, **job)
+    names = [r.name for r in checked.rewards] if checked is not None else None
+    for problem in (check_pass_threshold(pass_threshold, names), check_max_error_rate(max_error_rate)):
+        if problem:
+            problems.add(problem)
+    scoring = None
+    with problems.check():
+        scoring = eval_engine(engine)
+        scoring.check(checked.rewards if checked is not None else [])
+    problems.raise_if_any()
+    assert checked is not None and scoring is not None
+    return checked, scoring
+
+
+def _shards(checked: CheckedJob, runner: _BatchRunner, done: int, batch_size: int) -> Iterator[Any]:
+    """The batches still to score, as shards: from the first prompt not done, and its first sample not done."""
+    start, first_sample = divmod(done, checked.n)
+    rows = itertools.islice(enumerate(checked.prepared), start, None)
+    batches = iter(lambda: list(itertools.islice(rows, batch_size)), [])
+    return (runner.shard(batch, first_sample if k == 0 else 0) for k, batch in enumerate(batches))
+
+
+def _write_summary(
+    folder: JobFolder,
+    builder: SummaryBuilder,
+    tracker: FailureTracker,
+    checked: CheckedJob,
+    complete: bool,
+    max_error_rate: float | None,
+) -> dict[str, Any]:
+    """Write ``summary.json`` and the report for what is done so far (also after Ctrl-C); the summary."""
+    summary = {**builder.summary(), "complete": complete, "job": checked.description}
+    failed = failed_rewards(summary, checked.rewards, tracker, max_error_rate)
+    if failed:
+        summary["failed"] = failed
+    folder.write_text(SUMMARY, json.dumps(summary, indent=2, ensure_ascii=False, default=str) + "\n")
+    folder.write_text(REPORT, render_report(summary, builder.samples(), checked.description))
+    return summary
 
 
 class _BatchRunner:

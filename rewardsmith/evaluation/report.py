@@ -13,11 +13,12 @@ ever sets ``textContent`` (never ``innerHTML``) from data.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from rewardsmith.core.pages import escape, html_page, number, percent, samples_table
 
-__all__ = ["render_report"]
+__all__ = ["histogram_ticks", "render_report", "tick_label"]
 
 _CSS = """
 .hist svg{width:100%;height:170px}.hist rect{fill:#4f7cd6}.hist text{font-size:10px;fill:#5b6475}
@@ -33,8 +34,9 @@ _SCRIPT = r"""
     const h = data.histograms[box.dataset.reward]; if (!h) continue;
     let labels, counts;
     if (h.kind === 'values') { labels = h.values.map(v => fmt(v[0])); counts = h.values.map(v => v[1]); }
-    else { counts = h.counts; labels = h.counts.map((_, i) => fmt(h.edges[i])); }
+    else { counts = h.counts; labels = h.counts.map((_, i) => fmt(h.edges[i]) + '–' + fmt(h.edges[i + 1])); }
     const W = 360, H = 170, pad = 22, n = Math.max(counts.length, 1), top = Math.max(1, ...counts);
+    const ticks = data.ticks[box.dataset.reward] || [];
     const svg = el('svg', {viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': 'histogram of ' + box.dataset.reward});
     const bw = (W - 2 * pad) / n;
     counts.forEach((c, i) => {
@@ -42,12 +44,72 @@ _SCRIPT = r"""
       const r = el('rect', {x: x + 1, y: y, width: Math.max(bw - 2, 1), height: bh});
       r.appendChild(el('title', {}, labels[i] + ': ' + c)); svg.appendChild(r);
       const mid = {x: x + bw / 2, 'text-anchor': 'middle'};
-      if (n <= 12 || i % Math.ceil(n / 10) === 0) svg.appendChild(el('text', {...mid, y: H - 6}, labels[i]));
-      if (n <= 12 && c) svg.appendChild(el('text', {...mid, y: y - 3}, String(c)));
+      if (data.counts[box.dataset.reward] && c) svg.appendChild(el('text', {...mid, y: y - 3}, String(c)));
     });
+    for (const [at, label] of ticks)
+      svg.appendChild(el('text', {x: pad + at * (W - 2 * pad), 'text-anchor': 'middle', y: H - 6}, label));
     box.appendChild(svg);
   }
 """
+
+
+#: The plot's drawing width (viewBox units) and the width of one label character at its font size.
+PLOT_WIDTH = 360 - 2 * 22
+CHAR_WIDTH = 6.5
+
+
+def tick_label(x: float) -> str:
+    """A score as an axis label: short (3 significant digits), whole numbers without decimals.
+
+    >>> tick_label(0.5), tick_label(1.0), tick_label(0.123456), tick_label(250.0)
+    ('0.5', '1', '0.123', '250')
+    """
+    if float(x).is_integer() or abs(x) >= 100:
+        return f"{x:.2f}".rstrip("0").rstrip(".")
+    return f"{x:.3g}"
+
+
+def histogram_ticks(histogram: dict[str, Any]) -> list[tuple[float, str]]:
+    """Axis labels as (position from 0 to 1 across the plot, text), spaced so that no two overlap.
+
+    Exact values are labelled under their bars, bins at their edges; a label
+    is kept only when it starts after the previous kept one ends (with a
+    gap), so continuous rewards with many bins get every few edges.
+
+    >>> ticks = histogram_ticks({"kind": "bins", "edges": [i / 20 for i in range(21)], "counts": [1] * 20})
+    >>> [label for _, label in ticks]
+    ['0', '0.1', '0.2', '0.3', '0.4', '0.5', '0.6', '0.7', '0.8', '0.9', '1']
+    """
+    if histogram.get("kind") == "values":
+        n = max(len(histogram["values"]), 1)
+        marks = [((i + 0.5) / n, tick_label(v)) for i, (v, _) in enumerate(histogram["values"])]
+    else:
+        edges = histogram["edges"]
+        n = max(len(edges) - 1, 1)
+        marks = [(i / n, tick_label(e)) for i, e in enumerate(edges)]
+    for stride in range(1, len(marks) + 1):
+        kept = marks[::stride]
+        if _fits(kept):
+            return kept
+    return marks[:1]
+
+
+def _fits(marks: list[tuple[float, str]]) -> bool:
+    """Whether labels at these positions leave a gap between neighbours."""
+    for (a, la), (b, lb) in itertools.pairwise(marks):
+        if (b - a) * PLOT_WIDTH < (len(la) + len(lb)) / 2 * CHAR_WIDTH + CHAR_WIDTH:
+            return False
+    return True
+
+
+def _counts_fit(histogram: dict[str, Any]) -> bool:
+    """Whether every bar's count fits above it (else counts are left to the bars' tooltips)."""
+    if histogram.get("kind") == "values":
+        counts = [c for _, c in histogram["values"]]
+    else:
+        counts = histogram["counts"]
+    width = PLOT_WIDTH / max(len(counts), 1)
+    return all(len(str(c)) * CHAR_WIDTH <= width - 2 for c in counts)
 
 
 def _summary_table(rewards: dict[str, Any], first: str) -> str:
@@ -76,8 +138,9 @@ def _samples_table(title: str, samples: list[dict[str, Any]]) -> str:
             "score": s["score"],
             "label": f"#{s['index']}.{s['sample']}",
             "prompt": s["prompt"],
-            "completion": s["completion"],
-            "notes": [("reason", s.get("reason")), ("reason err", s.get("error"))],
+            "completion": s.get("turns") or s["completion"],  # a trajectory turn by turn, with calls and results
+            "notes": [("reason", s.get("reason")), ("reason err", s.get("error"))]
+            + [("reason", line) for line in s.get("rewards", [])],
         }
         for s in samples
     ]
@@ -126,7 +189,12 @@ def render_report(summary: dict[str, Any], samples: dict[str, Any], job: dict[st
         parts.append(_samples_table(f"lowest {name}", kept.get("lowest", [])))
         parts.append(_samples_table(f"highest {name}", kept.get("highest", [])))
         parts.append(_samples_table(f"failures of {name}", kept.get("errors", [])))
-    data = {"histograms": {name: r.get("histogram") for name, r in rewards.items()}}
+    histograms = {name: r.get("histogram") for name, r in rewards.items()}
+    data = {
+        "histograms": histograms,
+        "ticks": {name: histogram_ticks(h) for name, h in histograms.items() if h},
+        "counts": {name: _counts_fit(h) for name, h in histograms.items() if h},
+    }
     return html_page(
         f"rewardsmith evaluation: {job.get('dataset', '')}", "".join(parts), css=_CSS, data=data, script=_SCRIPT
     )

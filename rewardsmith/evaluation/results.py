@@ -114,10 +114,16 @@ class JobFolder:
         return self.path / RESULTS
 
     def __enter__(self) -> JobFolder:
-        if self.path.exists() and not self.path.is_dir():
-            raise EvaluationError(f"output_dir {str(self.path)!r} is a file; give a folder (it is created if missing)")
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._take_lock()
+        try:
+            if self.path.exists() and not self.path.is_dir():
+                raise EvaluationError(
+                    f"output_dir {str(self.path)!r} is a file; give a folder (it is created if missing)"
+                )
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._refuse_links()
+            self._take_lock()
+        except OSError as exc:
+            raise EvaluationError(_unwritable(self.path, exc)) from None
         try:
             self._check_identity()
         except BaseException:
@@ -152,6 +158,16 @@ class JobFolder:
         handle.write(str(os.getpid()))
         handle.flush()
         self._lock = handle
+
+    def _refuse_links(self) -> None:
+        """Refuse a folder whose result files are symbolic links: the job would write wherever they point."""
+        for name in (RESULTS, LOCK, JOB, SUMMARY, REPORT):
+            target = self.path / name
+            if target.is_symlink():
+                raise EvaluationError(
+                    f"{str(target)!r} is a symbolic link (to {os.readlink(target)!r}); an evaluation writes only "
+                    "inside its output_dir, so remove the link or give another output_dir"
+                )
 
     def _release_lock(self) -> None:
         if self._lock is not None:
@@ -240,7 +256,12 @@ class JobFolder:
     def append(self, rows: list[dict[str, Any]]) -> None:
         """Append rows and hand them to the operating system (they survive the process being killed)."""
         if self._file is None:
-            self._file = open(self.results_path, "a", encoding="utf-8", newline="\n")  # noqa: SIM115
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            try:
+                fd = os.open(self.results_path, flags, 0o644)
+            except OSError as exc:
+                raise EvaluationError(_unwritable(self.results_path, exc)) from None
+            self._file = open(fd, "a", encoding="utf-8", newline="\n")  # noqa: SIM115
         self._file.write("".join(map(to_json_line, rows)))
         self._file.flush()
 
@@ -249,6 +270,15 @@ class JobFolder:
         target = self.path / name
         _write_atomic(target, text)
         return target
+
+
+def _unwritable(path: Path, exc: OSError) -> str:
+    """What to do when the output folder cannot be written: a read-only place, a name too long, a link."""
+    why = exc.strerror or type(exc).__name__
+    return (
+        f"cannot write the evaluation's output at {str(path)[:300]!r}: {why}. Give an output_dir (--output-dir) "
+        "in a folder you can write to, with a shorter name"
+    )
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -13,20 +13,23 @@ What counts as what, per reward:
   failed, or that had no completion to score because generation failed;
 * ``mean``, ``std``, ``min``, ``max`` and the histogram are over scored rows;
 * ``pass@k`` (with several samples per prompt): a sample passes when its
-  score is at least ``pass_threshold`` (default: the top of the reward's
-  ``score_range``, else 1.0); each prompt counts with the samples that were
+  score is at least ``pass_threshold`` (one number, or one per reward by
+  name; default: the top of the reward's ``score_range``, else 1.0, stated
+  as ``pass_threshold``); each prompt counts with the samples that were
   scored, and k larger than that is skipped for it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from rewardsmith.core.inputs import completion_text, prompt_text
 from rewardsmith.evaluation.stats import Extremes, Histogram, PassAtK, RunningStats
+from rewardsmith.evaluation.trajectory_view import reward_notes, turn_text
 
-__all__ = ["SummaryBuilder"]
+__all__ = ["SummaryBuilder", "check_pass_threshold"]
 
 PROMPT_CHARS = 1500
 COMPLETION_CHARS = 3000
@@ -38,6 +41,7 @@ SAMPLES_KEPT = 5
 class _RewardStats:
     n: int
     score_range: tuple[float, float] | None
+    threshold: float | None = None
     with_histogram: bool = True
     rows: int = 0
     none: int = 0
@@ -66,6 +70,8 @@ class _RewardStats:
         out: dict[str, Any] = {"rows": self.rows, "scored": self.scores.count, **self.scores.as_dict()}
         out["none_rate"] = self.none / rows
         out["error_rate"] = self.errors / rows
+        if self.threshold is not None:
+            out["pass_threshold"] = self.threshold
         if self.n > 1:
             out["pass_at_k"] = self.passes.as_dict()
         if self.histogram is not None:
@@ -89,16 +95,23 @@ class SummaryBuilder:
         self,
         score_ranges: dict[str, tuple[float, float] | None],
         n: int = 1,
-        pass_threshold: float | None = None,
+        pass_threshold: float | dict[str, float] | None = None,
         task_column: str = "task",
     ) -> None:
         self.n = n
         self.task_column = task_column
+        given = pass_threshold if isinstance(pass_threshold, dict) else {}
         self.thresholds = {
-            name: pass_threshold if pass_threshold is not None else (rng[1] if rng else 1.0)
+            name: float(
+                given[name]
+                if name in given
+                else pass_threshold
+                if isinstance(pass_threshold, (int, float))
+                else (rng[1] if rng else 1.0)
+            )
             for name, rng in score_ranges.items()
         }
-        self.rewards = {name: _RewardStats(n, rng) for name, rng in score_ranges.items()}
+        self.rewards = {name: _RewardStats(n, rng, self.thresholds[name]) for name, rng in score_ranges.items()}
         self.tasks: dict[str, dict[str, _RewardStats]] = {}
         self.extremes = {name: Extremes(SAMPLES_KEPT) for name in score_ranges}
         self.errors: dict[str, list[dict[str, Any]]] = {name: [] for name in score_ranges}
@@ -129,7 +142,7 @@ class SummaryBuilder:
             if task is not None:
                 per_task = self.tasks.setdefault(task, {})
                 if name not in per_task:
-                    per_task[name] = _RewardStats(self.n, None, with_histogram=False)
+                    per_task[name] = _RewardStats(self.n, None, self.thresholds[name], with_histogram=False)
                 per_task[name].add(score, error)
             counts = self._group_counts.setdefault(name, [0, 0])
             if score is not None:
@@ -214,12 +227,46 @@ class _GenerationStats:
         }
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_pass_threshold(value: Any, names: list[str] | None) -> str | None:
+    """The problem with a ``pass_threshold`` setting (a number, or reward name to number), or ``None``.
+
+    >>> check_pass_threshold({"brevity": 0.5}, ["brevity"]) is None
+    True
+    >>> check_pass_threshold({"brevty": 0.5}, ["brevity"])
+    "pass_threshold names 'brevty', which is not a reward of this evaluation; the rewards are: brevity"
+    """
+    if value is None or _is_number(value):
+        return None
+    if not isinstance(value, dict):
+        return (
+            f"pass_threshold must be a finite number, or a mapping of reward name to number (brevity: 0.5), "
+            f"got {value!r}"
+        )
+    for name, threshold in value.items():
+        if not _is_number(threshold):
+            return f"pass_threshold for {name!r} must be a finite number, got {threshold!r}"
+        if names is not None and name not in names:
+            return (
+                f"pass_threshold names {name!r}, which is not a reward of this evaluation; "
+                f"the rewards are: {', '.join(names)}"
+            )
+    return None
+
+
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more characters]"
 
 
 def _sample(row: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-    return {
+    turns = turn_text(row.get("completion"))
+    extra = (
+        {} if turns is None else {"turns": _cut(turns, 2 * COMPLETION_CHARS), "rewards": reward_notes(row["rewards"])}
+    )
+    return extra | {
         "index": row["index"],
         "sample": row["sample"],
         "score": entry.get("score"),

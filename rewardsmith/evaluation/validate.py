@@ -26,7 +26,10 @@ from rewardsmith.data.loading import describe_source
 from rewardsmith.evaluation.backends import make_generator
 from rewardsmith.evaluation.generation import GenerationConfig
 
-__all__ = ["CheckedJob", "check_job"]
+__all__ = ["MAX_BATCH_SIZE", "CheckedJob", "check_job"]
+
+#: The most prompts in one batch (a batch is held in memory: generated, scored and written together).
+MAX_BATCH_SIZE = 1_000_000
 
 
 @dataclass
@@ -77,12 +80,13 @@ def check_job(
     ...     print(str(error).splitlines()[0][:60])
     rewards[0]: unknown reward 'gsm8k_acuracy'. Did you mean: gs
     say where the completions come from: completions_column= (a
-    batch_size must be a whole number >= 1, got 0
+    batch_size must be a whole number from 1 to 1,000,000, got 0
     1 reward needs columns the dataset does not have:
     """
     made: list[Reward] = []
+    weights: list[float] | None = None
     if rewards is not None:
-        made, _ = rewards_with_problems(rewards, None, problems)
+        made, weights = rewards_with_problems(rewards, None, problems)
     gen = None
     if generation is not None:
         with problems.check():
@@ -95,8 +99,8 @@ def check_job(
             else "say where the completions come from: completions_column= (a column of the data, e.g. 'completion') "
             "or generation={'model': ..., 'base_url': ...} (generate them)"
         )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        problems.add(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        problems.add(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,}, got {batch_size!r}")
     prepared = first = None
     if dataset is not None:
         with problems.check():
@@ -115,6 +119,8 @@ def check_job(
     if problems:
         return None
     description = _describe_job(dataset, split, made, completions_column, gen)
+    if weights and any(w != 1.0 for w in weights):  # as trained with: stated, each reward still scored on its own
+        description["weights"] = {r.name: w for r, w in zip(made, weights)}
     identity = {
         **description,
         "dataset_options": _plain(dataset_options),

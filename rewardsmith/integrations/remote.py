@@ -8,6 +8,9 @@ other ``5xx`` (``Retry-After`` honoured), ``request_timeout`` per attempt.
 A chunk that fails for good (a ``4xx``, or every retry used) gives a failure
 per sample: ``None`` under the default ``on_error``, counted in
 ``<name>/errors`` and logged once per kind, never an exception in training.
+A score that is not a finite number (``Infinity``, ``1e400``, text) is a
+failure of its sample the same way: one infinite score would make a whole
+GRPO group's advantages NaN.
 
 What is sent: the prompts, the completions (strings or messages) and every
 dataset column whose values JSON can carry (others as text). What comes back
@@ -181,7 +184,7 @@ class RemoteReward(AsyncReward):
                 reasons = answer.get("reasons", {}).get(self.reward) or [""] * len(rows)
             if not isinstance(scores, list) or len(scores) != len(rows):
                 raise ValueError(f"expected {len(rows)} scores, got {scores!r:.200}")
-            return [RewardResult(s, redact(str(why), token)) for s, why in zip(scores, reasons)]
+            return [_result(s, redact(str(why), token)) for s, why in zip(scores, reasons)]
 
         try:
             return await send_with_retries(
@@ -201,6 +204,22 @@ class RemoteReward(AsyncReward):
 
     def to_result(self, raw: Any) -> RewardResult:
         return raw if isinstance(raw, RewardResult) else super().to_result(raw)
+
+
+def _result(score: Any, reason: str) -> Any:
+    """One score the server sent: ``None``, or a finite number; anything else (``Infinity``, ``1e400``, text) is
+    a failure of that sample, counted, since one infinite score makes a whole GRPO group's advantages NaN.
+
+    >>> _result(0.5, "ok").score, _result(None, "n/a").score
+    (0.5, None)
+    >>> _result(float("inf"), "").message
+    'the server sent a score that is not a finite number: inf'
+    """
+    if score is None:
+        return RewardResult(None, reason)
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return Failure("error", f"the server sent a score that is not a finite number: {score!r:.80}", "ValueError")
+    return RewardResult(float(score), reason)
 
 
 def _advice(status: int) -> str:

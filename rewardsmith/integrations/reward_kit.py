@@ -14,18 +14,24 @@ Decorated with rewardsmith's ``@reward_function`` such a function is a
 ``ground_truth_column=`` to change it); other parameters are filled from
 columns by name, like ``@reward``'s. Called the reward-kit way, with
 ``messages=`` and no completions, it still returns the ``EvaluateResult``, so
-existing tests keep passing.
+existing tests keep passing. In training, the mean of each ``MetricResult``
+sub-score over a batch is logged through TRL as ``<reward>/<metric>``, next to
+the ``rewards/<reward>/mean`` TRL logs, as ``explain()`` and evaluation results
+show them per sample.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.functions import FunctionReward
 from rewardsmith.core.injection import Column, Input
+from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import RewardResult, to_result, to_score
 
 __all__ = ["EvaluateResult", "MetricResult", "RewardKitReward", "reward_function"]
@@ -104,6 +110,28 @@ def _evaluate_to_result(raw: Any, reward_name: str) -> RewardResult:
     return RewardResult(score, getattr(raw, "reason", None) or "", metrics, getattr(raw, "error", None))
 
 
+def log_sub_scores(name: str, results: list[RewardResult], log_metric: Callable[[str, float], None]) -> None:
+    """Log the mean of each ``MetricResult`` score over a batch as ``<reward>/<metric>`` (rows with it only).
+
+    >>> logged = {}
+    >>> log_sub_scores("kit", [RewardResult(1.0, "", {"format": {"score": 1.0}}),
+    ...                        RewardResult(0.0, "", {"format": {"score": 0.0}, "length": {"score": 0.5}})],
+    ...                logged.__setitem__)
+    >>> logged
+    {'kit/format': 0.5, 'kit/length': 0.5}
+    """
+    sums: dict[str, list[float]] = {}
+    for result in results:
+        for metric, value in (result.metrics or {}).items():
+            score = value.get("score") if isinstance(value, dict) else value
+            if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score):
+                total = sums.setdefault(metric, [0.0, 0.0])
+                total[0] += float(score)
+                total[1] += 1
+    for metric, (total, count) in sums.items():
+        log_metric(f"{name}/{metric}", total / count)
+
+
 @dataclass(eq=False, repr=False)
 class RewardKitReward(FunctionReward):
     """A reward-kit style function ``(messages, ground_truth, **kwargs) -> EvaluateResult`` as a reward."""
@@ -115,6 +143,14 @@ class RewardKitReward(FunctionReward):
 
     def to_result(self, raw: Any) -> RewardResult:
         return _evaluate_to_result(raw, self.name)
+
+    def run_batch(self, batch: Batch, *, explain: bool = False) -> Scored:
+        """Score a batch; inside TRL (which passes ``log_metric``) each sub-score's mean is logged too."""
+        if explain or batch.log_metric is None:
+            return super().run_batch(batch, explain=explain)
+        scored = super().run_batch(batch, explain=True)
+        log_sub_scores(self.name, scored.values, batch.log_metric)
+        return Scored(scored.scores, scored.failed)
 
     def __call__(self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any) -> Any:
         if completions is None and prompts is None and "messages" in kwargs:

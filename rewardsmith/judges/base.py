@@ -334,8 +334,11 @@ class ChatJudge(AsyncReward):
             return None
         return (prompt_tokens * self.input_price + completion_tokens * self.output_price) / 1e6
 
-    async def judge(self, messages: list[dict[str, str]]) -> Judgement:
+    async def judge(self, messages: list[dict[str, str]], quoted: Sequence[str] = ()) -> Judgement:
         """Ask the judge ``messages`` (from the cache when it was asked before) and read the verdict.
+
+        ``quoted``: the texts in the request that a policy wrote (the completion, as written and as sent): a
+        verdict copied from them is not the judge's (:func:`~rewardsmith.judges.verdict.parse_verdict`).
 
         Call it while a batch is being scored (from ``score``); raises
         :class:`~rewardsmith.judges.base.JudgeRequestError` when the request fails for good.
@@ -349,7 +352,7 @@ class ChatJudge(AsyncReward):
         stored = cache.get(key) if cache is not None else None
         if stored is not None:
             session.usage.cache_hits += 1
-            verdict = await _read_verdict(stored.content, self.scale)
+            verdict = await _read_verdict(stored.content, self.scale, quoted)
             cost = 0.0 if self._priced else None  # it costs nothing now
             return Judgement(verdict, stored.content, stored.prompt_tokens, stored.completion_tokens, True, 0, cost)
         try:
@@ -357,7 +360,7 @@ class ChatJudge(AsyncReward):
         except JudgeRequestError:
             session.usage.failures += 1
             raise
-        verdict = await _read_verdict(answer.content, self.scale)
+        verdict = await _read_verdict(answer.content, self.scale, quoted)
         if shared:
             session.usage.cache_hits += 1
             cost = 0.0 if self._priced else None
@@ -460,11 +463,11 @@ class ChatJudge(AsyncReward):
 _LONG_ANSWER = 64_000
 
 
-async def _read_verdict(content: str | None, scale: tuple[float, float]) -> Verdict:
+async def _read_verdict(content: str | None, scale: tuple[float, float], quoted: Sequence[str] = ()) -> Verdict:
     """The verdict in an answer; a long answer is read off the event loop (reading is linear, but not free)."""
-    if content is not None and len(content) > _LONG_ANSWER:
-        return await asyncio.to_thread(parse_verdict, content, scale)
-    return parse_verdict(content, scale)
+    if content is not None and len(content) + sum(map(len, quoted)) > _LONG_ANSWER:
+        return await asyncio.to_thread(parse_verdict, content, scale, quoted)
+    return parse_verdict(content, scale, quoted)
 
 
 def _reason_text(result: Any) -> str:

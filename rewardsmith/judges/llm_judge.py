@@ -116,7 +116,8 @@ class LLMJudge(ChatJudge):
         self, completion: str, prompt_messages: Any = None, reference: Any = None, row: Any = None
     ) -> RewardResult:
         """Ask the judge about one sample (``row``: the dataset columns the template reads)."""
-        judgement = await self.judge(self.messages_for(completion, prompt_messages, reference, row))
+        messages = self.messages_for(completion, prompt_messages, reference, row)
+        judgement = await self.judge(messages, quoted=(completion, defuse(completion)))
         score = self.require_verdict(judgement)
         return RewardResult(score, judgement.verdict.reason, judgement.metrics())
 

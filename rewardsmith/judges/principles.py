@@ -182,8 +182,9 @@ class Principles(ChatJudge):
 
     async def score(self, completion: str, prompt_messages: Any = None) -> RewardResult:
         principles = self.parsed_principles
+        quoted = (completion, defuse(completion))
         judgements = await asyncio.gather(
-            *(self.judge(self.messages_for(p, completion, prompt_messages)) for p in principles)
+            *(self.judge(self.messages_for(p, completion, prompt_messages), quoted) for p in principles)
         )
         metrics: dict[str, float] = {}
         reasons = []

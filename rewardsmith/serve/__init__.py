@@ -51,6 +51,9 @@ def run_server(
     require_extra("serve", "rewardsmith serve")
     import uvicorn
 
+    from rewardsmith.serve.guard import guarded_protocol
+
+    settings = settings or ServerSettings()
     config: Any = uvicorn.Config(
         create_app(service, settings),
         host=host,
@@ -58,5 +61,6 @@ def run_server(
         log_level=log_level,
         timeout_graceful_shutdown=graceful_timeout,
         access_log=False,
+        http=guarded_protocol(settings.header_timeout, settings.max_connections),
     )
     uvicorn.Server(config).run()

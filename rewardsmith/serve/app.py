@@ -15,11 +15,14 @@ Endpoints (every answer is JSON, errors included):
   (the column of plain labels is ``label_column``; a sample no reward applies to
   scores ``none_score``, as OpenRLHF needs a number).
 
-Errors: ``400`` for a body that is not JSON or a batch with the wrong shape
-(the message says what to send), ``401`` without the bearer token when one is
-set, ``413`` for a body over ``max_body_bytes``, ``503`` (with
-``Retry-After``) when ``max_queue`` batches already wait, ``500`` only for a
-bug, with a one-line message and no traceback (it goes to the server's log).
+Errors: ``400`` for a body that is not JSON, JSON nested too deeply, a batch
+with the wrong shape or a reserved column name (the message says what to
+send), ``401`` without the bearer token when one is set, ``408`` for a body
+that does not arrive within ``body_timeout``, ``413`` for a body over
+``max_body_bytes`` or a batch over ``max_samples``, ``503`` (with
+``Retry-After``) when ``max_queue`` batches already wait or the bodies held
+reach ``max_pending_bytes``, ``500`` only for a bug, with a one-line message
+and no traceback (it goes to the server's log).
 At most ``max_concurrency`` batches are scored at once; the rest wait in turn.
 
 >>> from rewardsmith.serve.service import RewardService
@@ -53,7 +56,15 @@ logger = logging.getLogger("rewardsmith.serve")
 
 @dataclass(frozen=True)
 class ServerSettings:
-    """Limits and options of the server (``rewardsmith serve`` flags)."""
+    """Limits and options of the server (``rewardsmith serve`` flags).
+
+    Memory is bounded by bytes and by samples: one request's body by ``max_body_bytes`` and its batch by
+    ``max_samples`` (413 above: a few bytes per empty completion would otherwise cost the server a hundred times
+    more), and the bodies held at once (read, waiting and being scored) by ``max_pending_bytes`` (503 with
+    ``Retry-After`` above). A body must arrive within ``body_timeout`` seconds (408), request headers within
+    ``header_timeout`` and at most ``max_connections`` connections are open (:mod:`rewardsmith.serve.guard`);
+    JSON nested deeper than ``max_depth`` is refused (400).
+    """
 
     max_concurrency: int = 4
     max_queue: int = 64
@@ -61,6 +72,12 @@ class ServerSettings:
     token: str | None = None
     label_column: str = "answer"
     none_score: float = 0.0
+    max_samples: int = 8192
+    max_pending_bytes: int = 256 * 1024 * 1024
+    body_timeout: float = 60.0
+    header_timeout: float = 10.0
+    max_connections: int = 256
+    max_depth: int = 64
 
 
 class _HTTPError(RewardsmithError):
@@ -77,21 +94,68 @@ def _error_response(status: int, message: str, headers: dict[str, str] | None = 
     return JSONResponse({"error": {"message": message, "status": status}}, status_code=status, headers=headers)
 
 
-async def _read_json(request: Any, limit: int) -> Any:
+class _Budget:
+    """The bytes of request bodies the server holds at once, bounded: a request over the budget waits no queue."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, n: int) -> None:
+        if self.held + n > self.limit:
+            raise _HTTPError(
+                503, "the server holds as many request bytes as it may; retry shortly", {"Retry-After": "1"}
+            )
+        self.held += n
+
+    def give(self, n: int) -> None:
+        self.held -= n
+
+
+async def _read_body(request: Any, settings: ServerSettings, budget: _Budget, taken: list[int]) -> bytes:
+    """The body, within the size limit, the server's byte budget (``taken[0]``: bytes counted) and the time limit."""
+    limit = settings.max_body_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _HTTPError(413, f"the body has {int(declared):,} bytes, over the server's limit of {limit:,}")
     chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _HTTPError(413, f"the body is over the server's limit of {limit:,} bytes; send smaller batches")
-        chunks.append(chunk)
     try:
-        return json.loads(b"".join(chunks))
+        async with asyncio.timeout(settings.body_timeout):
+            async for chunk in request.stream():
+                budget.take(len(chunk))
+                taken[0] += len(chunk)
+                if taken[0] > limit:
+                    raise _HTTPError(
+                        413, f"the body is over the server's limit of {limit:,} bytes; send smaller batches"
+                    )
+                chunks.append(chunk)
+    except TimeoutError:
+        raise _HTTPError(408, f"the body did not arrive within {settings.body_timeout:g} s; send it at once") from None
+    return b"".join(chunks)
+
+
+def _parse_json(raw: bytes, max_depth: int) -> Any:
+    try:
+        body = json.loads(raw)
+    except RecursionError:
+        raise _HTTPError(400, f"the body's JSON is nested too deeply (at most {max_depth} levels)") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise _HTTPError(400, f"the body is not valid JSON ({exc}); send application/json") from None
+    if _depth_over(body, max_depth):
+        raise _HTTPError(400, f"the body's JSON is nested deeper than {max_depth} levels; send flat values")
+    return body
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` lists or objects (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def _list_field(body: dict[str, Any], key: str, *, required: bool) -> list[Any] | None:
@@ -114,120 +178,163 @@ def _check_keys(body: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
     return body
 
 
+class _Handlers:
+    """The routes of one server: authorisation, admission (queue, bytes, samples), scoring."""
+
+    def __init__(self, service: RewardService, settings: ServerSettings) -> None:
+        self.service = service
+        self.settings = settings
+        self.state = {"in_flight": 0, "waiting": 0}
+        self.semaphore = asyncio.Semaphore(settings.max_concurrency)
+        self.budget = _Budget(settings.max_pending_bytes)
+
+    def authorise(self, request: Any) -> None:
+        token = self.settings.token
+        if token is None:
+            return
+        given = request.headers.get("authorization", "")
+        scheme, _, sent = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), token.encode()):
+            raise _HTTPError(401, "missing or wrong bearer token; send 'Authorization: Bearer <token>'")
+
+    async def body(self, request: Any, taken: list[int]) -> Any:
+        self.authorise(request)
+        return _parse_json(await _read_body(request, self.settings, self.budget, taken), self.settings.max_depth)
+
+    def samples(self, n: int) -> None:
+        if n > self.settings.max_samples:
+            raise _HTTPError(413, f"the batch has {n:,} samples, over the server's limit of "
+                             f"{self.settings.max_samples:,}; send smaller batches")  # fmt: skip
+
+    async def scored(
+        self, prompts: list[Any] | None, completions: list[Any], columns: dict[str, Any], only: list[str] | None = None
+    ) -> Any:
+        self.samples(len(completions))
+        if self.semaphore.locked() and self.state["waiting"] >= self.settings.max_queue:
+            raise _HTTPError(503, "too many batches waiting; retry shortly", {"Retry-After": "1"})
+        self.state["waiting"] += 1
+        try:
+            await self.semaphore.acquire()
+        finally:
+            self.state["waiting"] -= 1
+        self.state["in_flight"] += 1
+        try:
+            return await self.service.score(prompts, completions, columns, only)
+        except RewardConfigError as exc:
+            raise _HTTPError(400, str(exc)) from None
+        finally:
+            self.state["in_flight"] -= 1
+            self.semaphore.release()
+
+    async def health(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        service = self.service
+        return JSONResponse(
+            {"status": "ok", "rewards": service.names, "columns": service.columns, "in_flight": self.state["in_flight"]}
+        )
+
+    async def score(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        taken = [0]
+        try:
+            body = _check_keys(await self.body(request, taken), ("prompts", "completions", "columns", "rewards"))
+            completions = _list_field(body, "completions", required=True)
+            prompts = _list_field(body, "prompts", required=False)
+            columns = body.get("columns") or {}
+            if not isinstance(columns, dict):
+                got = type(columns).__name__
+                raise _HTTPError(400, f"'columns' must be an object of column name -> list, got {got}")
+            only = _list_field(body, "rewards", required=False)
+            served = await self.scored(prompts, completions or [], columns, only)
+            return JSONResponse(served.to_json())
+        finally:
+            self.budget.give(taken[0])
+
+    async def get_reward(self, request: Any) -> Any:
+        from starlette.responses import JSONResponse
+
+        taken = [0]
+        try:
+            body = await self.body(request, taken)
+            if not isinstance(body, dict):
+                raise _HTTPError(400, "the body must be a JSON object with 'query' (and 'prompts', 'labels')")
+            queries = _list_field(body, "query", required=True) or []
+            self.samples(len(queries))
+            prompts = _list_field(body, "prompts", required=False)
+            if prompts is not None and len(prompts) != len(queries):
+                raise _HTTPError(400, f"'prompts' has {len(prompts)} entries for {len(queries)} queries")
+            labels = _list_field(body, "labels", required=False)
+            split = [response_of(q, prompts[i] if prompts else None) for i, q in enumerate(queries)]
+            try:
+                columns = label_columns(labels, len(queries), self.settings.label_column)
+            except RewardConfigError as exc:
+                raise _HTTPError(400, str(exc)) from None
+            served = await self.scored(prompts, [c for c, _ in split], columns)
+            named = NamedScores(served.rewards, served.scores)
+            return JSONResponse(openrlhf_answer(named, [ok for _, ok in split], self.settings.none_score))
+        finally:
+            self.budget.give(taken[0])
+
+    async def verify(self, request: Any) -> Any:
+        """NeMo-Gym's resources-server verify (:mod:`rewardsmith.serve.nemo_gym`)."""
+        from starlette.responses import JSONResponse
+
+        taken = [0]
+        try:
+            body = await self.body(request, taken)
+            if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
+                raise _HTTPError(400, "a verify request is a JSON object with 'response' (a Responses API object)")
+            params = body.get("responses_create_params")
+            prompt = responses_to_messages(params.get("input") if isinstance(params, dict) else None)
+            completion = responses_to_messages(body["response"].get("output"))
+            served = await self.scored([prompt], [completion], verify_columns(body))
+            reasons = "; ".join(f"{name}: {texts[0]}" for name, texts in served.reasons.items())
+            return JSONResponse(verify_response(body, served.scores[0], reasons))
+        finally:
+            self.budget.give(taken[0])
+
+
+async def _on_http_error(request: Any, exc: Exception) -> Any:
+    assert isinstance(exc, _HTTPError)
+    return _error_response(exc.status, exc.message, exc.headers)
+
+
+async def _on_starlette_error(request: Any, exc: Exception) -> Any:
+    status = getattr(exc, "status_code", 500)
+    return _error_response(status, str(getattr(exc, "detail", "")) or "request failed")
+
+
+async def _on_bug(request: Any, exc: Exception) -> Any:
+    if isinstance(exc, RecursionError):
+        return _error_response(400, "the request nests its values too deeply; send flat values")
+    logger.exception("rewardsmith serve: unexpected error on %s", request.url.path)
+    return _error_response(500, f"internal error ({type(exc).__name__}); the server's log has the details")
+
+
 def create_app(service: RewardService, settings: ServerSettings | None = None) -> Any:
     """The Starlette application serving ``service`` (run it with uvicorn, or :func:`rewardsmith.serve.run_server`)."""
     require_extra("serve", "rewardsmith serve")
+    from contextlib import asynccontextmanager
+
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
+    from starlette.exceptions import HTTPException
     from starlette.routing import Route
 
-    settings = settings or ServerSettings()
-    state = {"in_flight": 0, "waiting": 0}
-    semaphore = asyncio.Semaphore(settings.max_concurrency)
-
-    def authorise(request: Any) -> None:
-        if settings.token is None:
-            return
-        given = request.headers.get("authorization", "")
-        scheme, _, token = given.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), settings.token.encode()):
-            raise _HTTPError(401, "missing or wrong bearer token; send 'Authorization: Bearer <token>'")
-
-    async def scored(
-        prompts: list[Any] | None, completions: list[Any], columns: dict[str, Any], only: list[str] | None = None
-    ) -> Any:
-        if semaphore.locked() and state["waiting"] >= settings.max_queue:
-            raise _HTTPError(503, "too many batches waiting; retry shortly", {"Retry-After": "1"})
-        state["waiting"] += 1
-        try:
-            await semaphore.acquire()
-        finally:
-            state["waiting"] -= 1
-        state["in_flight"] += 1
-        try:
-            return await service.score(prompts, completions, columns, only)
-        except RewardConfigError as exc:
-            raise _HTTPError(400, str(exc)) from None
-        finally:
-            state["in_flight"] -= 1
-            semaphore.release()
-
-    async def health(request: Any) -> Any:
-        return JSONResponse(
-            {"status": "ok", "rewards": service.names, "columns": service.columns, "in_flight": state["in_flight"]}
-        )
-
-    async def score(request: Any) -> Any:
-        authorise(request)
-        allowed = ("prompts", "completions", "columns", "rewards")
-        body = _check_keys(await _read_json(request, settings.max_body_bytes), allowed)
-        completions = _list_field(body, "completions", required=True)
-        prompts = _list_field(body, "prompts", required=False)
-        columns = body.get("columns") or {}
-        if not isinstance(columns, dict):
-            raise _HTTPError(400, f"'columns' must be an object of column name -> list, got {type(columns).__name__}")
-        only = _list_field(body, "rewards", required=False)
-        served = await scored(prompts, completions or [], columns, only)
-        return JSONResponse(served.to_json())
-
-    async def get_reward(request: Any) -> Any:
-        authorise(request)
-        body = await _read_json(request, settings.max_body_bytes)
-        if not isinstance(body, dict):
-            raise _HTTPError(400, "the body must be a JSON object with 'query' (and 'prompts', 'labels')")
-        queries = _list_field(body, "query", required=True) or []
-        prompts = _list_field(body, "prompts", required=False)
-        if prompts is not None and len(prompts) != len(queries):
-            raise _HTTPError(400, f"'prompts' has {len(prompts)} entries for {len(queries)} queries")
-        labels = _list_field(body, "labels", required=False)
-        split = [response_of(q, prompts[i] if prompts else None) for i, q in enumerate(queries)]
-        try:
-            columns = label_columns(labels, len(queries), settings.label_column)
-        except RewardConfigError as exc:
-            raise _HTTPError(400, str(exc)) from None
-        served = await scored(prompts, [c for c, _ in split], columns)
-        named = NamedScores(served.rewards, served.scores)
-        return JSONResponse(openrlhf_answer(named, [ok for _, ok in split], settings.none_score))
-
-    async def verify(request: Any) -> Any:  # NeMo-Gym's resources-server verify (rewardsmith.serve.nemo_gym)
-        authorise(request)
-        body = await _read_json(request, settings.max_body_bytes)
-        if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
-            raise _HTTPError(400, "a verify request is a JSON object with 'response' (a Responses API object)")
-        params = body.get("responses_create_params")
-        prompt = responses_to_messages(params.get("input") if isinstance(params, dict) else None)
-        completion = responses_to_messages(body["response"].get("output"))
-        served = await scored([prompt], [completion], verify_columns(body))
-        reasons = "; ".join(f"{name}: {texts[0]}" for name, texts in served.reasons.items())
-        return JSONResponse(verify_response(body, served.scores[0], reasons))
-
-    async def on_http_error(request: Any, exc: Exception) -> Any:
-        assert isinstance(exc, _HTTPError)
-        return _error_response(exc.status, exc.message, exc.headers)
-
-    async def on_starlette_error(request: Any, exc: Exception) -> Any:
-        status = getattr(exc, "status_code", 500)
-        return _error_response(status, str(getattr(exc, "detail", "")) or "request failed")
-
-    async def on_bug(request: Any, exc: Exception) -> Any:
-        logger.exception("rewardsmith serve: unexpected error on %s", request.url.path)
-        return _error_response(500, f"internal error ({type(exc).__name__}); the server's log has the details")
-
-    from starlette.exceptions import HTTPException
+    handlers = _Handlers(service, settings or ServerSettings())
 
     async def lifespan(app: Any) -> Any:
         yield
         service.close()
 
-    from contextlib import asynccontextmanager
-
     return Starlette(
         routes=[
-            Route("/health", health, methods=["GET"]),
-            Route("/score", score, methods=["POST"]),
-            Route("/get_reward", get_reward, methods=["POST"]),
-            Route("/verify", verify, methods=["POST"]),
+            Route("/health", handlers.health, methods=["GET"]),
+            Route("/score", handlers.score, methods=["POST"]),
+            Route("/get_reward", handlers.get_reward, methods=["POST"]),
+            Route("/verify", handlers.verify, methods=["POST"]),
         ],
-        exception_handlers={_HTTPError: on_http_error, HTTPException: on_starlette_error, Exception: on_bug},
+        exception_handlers={_HTTPError: _on_http_error, HTTPException: _on_starlette_error, Exception: _on_bug},
         lifespan=asynccontextmanager(lifespan),
     )

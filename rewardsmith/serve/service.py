@@ -22,12 +22,16 @@ from typing import Any
 
 from rewardsmith.compose.spec import rewards_from_spec, weighted_sum
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.core.inputs import Batch
+from rewardsmith.core.inputs import RESERVED_KWARGS, Batch
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.integrations.named import run_batch_async
 
 __all__ = ["BatchRequestError", "RewardService", "ServedBatch", "load_service"]
+
+
+#: Names a batch's columns may not take: the trainer's own arguments.
+RESERVED_COLUMNS = RESERVED_KWARGS | {"prompts", "completions", "completion_ids"}
 
 
 class BatchRequestError(RewardConfigError):
@@ -123,7 +127,14 @@ class RewardService:
         return [self.rewards[i] for i in chosen], [self.weights[i] for i in chosen]
 
     def check_columns(self, columns: dict[str, Any], n: int, rewards: list[Reward] | None = None) -> None:
-        """Raise :class:`BatchRequestError` when a column has the wrong length or a reward's column is missing."""
+        """Raise :class:`BatchRequestError` when a column has the wrong length, a reserved name (``log_metric``,
+        ``trainer_state``, ...: what a trainer passes besides the columns) or a reward's column is missing."""
+        reserved = sorted(RESERVED_COLUMNS & set(columns))
+        if reserved:
+            raise BatchRequestError(
+                f"column name(s) {', '.join(map(repr, reserved))} are reserved (a trainer passes them besides the "
+                "dataset's columns); rename the column(s)"
+            )
         for name, values in columns.items():
             if not isinstance(values, list) or len(values) != n:
                 got = f"{len(values)} values" if isinstance(values, list) else type(values).__name__

@@ -5,9 +5,11 @@ line with the total reward and each reward's mean (``n/a`` where no sample was
 scored). :class:`RewardHistory` keeps those numbers, warns when the first batch
 cannot teach anything (every reward constant, so every advantage is zero; the
 reward-health monitor, :mod:`rewardsmith.train.health`, says so instead when it
-runs), and at the end writes ``reward_curve.png`` (with the health metrics and
+runs), and at the end writes ``reward_history.json``, ``reward_curve.png`` (with the health metrics and
 warnings under the rewards when the monitor ran) and a summary (reward at the
-start and the end, time, tokens per second, the health summary).
+start and the end, time, tokens per second, the health summary). A resumed
+run starts from the checkpoint's log history, so those files cover every
+step, and the first-batch warning is not given again.
 """
 
 from __future__ import annotations
@@ -83,15 +85,30 @@ class RewardHistory(TrainerCallback):
         self.health = health
         self._warned = health is not None
 
-    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        if not logs or "reward" not in logs:
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        """On a resumed run, take the earlier steps from the checkpoint's log history (and warn no more)."""
+        if not state.global_step:
             return
-        row = {"step": state.global_step, "reward": logs["reward"], "num_tokens": logs.get("num_tokens")}
+        self._warned = True  # the first batch was seen before the checkpoint
+        self.rows, self.health_rows = [], []
+        for logs in getattr(state, "log_history", None) or []:
+            if logs.get("step", 0) <= state.global_step:
+                self._keep_log(logs.get("step", 0), logs)
+
+    def _keep_log(self, step: int, logs: dict[str, Any]) -> None:
+        if "reward" not in logs:
+            return
+        row = {"step": step, "reward": logs["reward"], "num_tokens": logs.get("num_tokens")}
         row.update({name: logs.get(f"rewards/{name}/mean") for name in _reward_names(logs)})
         self.rows.append(row)
         health = {k[len("health/") :]: v for k, v in logs.items() if k.startswith("health/")}
         if health:
-            self.health_rows.append({"step": state.global_step, **health})
+            self.health_rows.append({"step": step, **health})
+
+    def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        if not logs or "reward" not in logs:
+            return
+        self._keep_log(state.global_step, logs)
         if not self._warned:
             self._warned = True
             if logs.get("frac_reward_zero_std") == 1.0:

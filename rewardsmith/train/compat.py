@@ -14,6 +14,10 @@ of rewardsmith sees one shape only (``model:``, ``dataset:``, ``rewards:``,
   ``lora_target: q_proj,v_proj``);
 * :func:`split_overrides` lets command-line overrides use the flat form
   (``max_steps=2`` as well as ``trainer.max_steps=2``);
+* open-r1 recipe keys (``cosine_*``, ``repetition_*``, ``dataset_prompt_column``,
+  ``chat_template``, ...) are moved where they belong by
+  :func:`rewardsmith.train.peers.open_r1_keys`, and fields TRL 1.16 removed go
+  to ``trainer`` to be translated (:mod:`rewardsmith.train.removed`);
 * :func:`prepare_dataset_for_trl` is :func:`rewardsmith.data.prepare_dataset`
   under the name and parameters such scripts call.
 
@@ -27,8 +31,11 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.core.names import did_you_mean
+from rewardsmith.core.configfile import load_yaml
 from rewardsmith.core.problems import ConfigError, ConfigProblems
+from rewardsmith.train.peers import open_r1_keys, open_r1_reward_names
+from rewardsmith.train.removed import REMOVED_FIELDS
+from rewardsmith.train.trainer_args import suggest_field
 
 __all__ = ["SEED_KEYS", "comma_list", "normalize_flat", "prepare_dataset_for_trl", "split_overrides"]
 
@@ -153,8 +160,6 @@ def _section(out: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 def _special_tokens(value: Any, base: Path | None) -> dict[str, str]:
     """``new_special_tokens_config``: a mapping of token to description, or a YAML/JSON file holding one."""
-    import yaml
-
     source = "new_special_tokens_config"
     if isinstance(value, str):
         path = Path(value).expanduser()
@@ -165,10 +170,7 @@ def _special_tokens(value: Any, base: Path | None) -> dict[str, str]:
                 f"new_special_tokens_config: the file {value!r} does not exist (relative paths start from the "
                 "config's folder). Give a YAML file mapping each token to its description, or the mapping itself"
             )
-        try:
-            value = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"new_special_tokens_config: {str(path)!r} is not valid YAML: {exc}") from None
+        value = load_yaml(path.read_text(encoding="utf-8"), f"new_special_tokens_config: {str(path)!r}", ConfigError)
         source = f"new_special_tokens_config ({path})"
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise ConfigError(
@@ -218,15 +220,18 @@ def normalize_flat(
     if "reward_funcs" in flat:
         if "rewards" in out:
             collector.add("give rewards either as rewards: [...] or as reward_funcs, not both")
-        out["rewards"] = flat.pop("reward_funcs")
+        out["rewards"] = comma_list(flat.pop("reward_funcs"))
+        if isinstance(out["rewards"], list):
+            out["rewards"] = open_r1_reward_names(out["rewards"], collector)
     if "rewards" in out:
         out["rewards"] = comma_list(out["rewards"])
+    open_r1_keys(flat, out, collector)
     if out.get("reward_weights") is not None:
         out["reward_weights"] = _weights(out["reward_weights"])
     if flat:
         grpo = _grpo_fields()
         trainer = _section(out, "trainer")
-        for key in [k for k in flat if k in grpo]:
+        for key in [k for k in flat if k in grpo or k in REMOVED_FIELDS]:
             if trainer is not None:
                 trainer[key] = flat.pop(key)
         if out.get("trainer") == {}:
@@ -234,7 +239,7 @@ def normalize_flat(
         known = list(dict.fromkeys([*SECTIONS, *SEED_KEYS, *grpo]))
         for key in flat:
             collector.add(
-                f"unknown config key {key!r}.{did_you_mean(str(key), known)} A config has the sections "
+                f"unknown config key {key!r}.{suggest_field(str(key), known)} A config has the sections "
                 f"{', '.join(SECTIONS)}; training arguments go under trainer: (or at the top level); the seed-style "
                 "keys are listed in docs/training.md"
             )

@@ -74,7 +74,10 @@ class RewardHealth(TrainerCallback):
         return self.monitor
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._monitor(args)
+        monitor = self._monitor(args)
+        if state.global_step and not monitor.logs:
+            # Resumed from a checkpoint: the first batch was judged before it, so its warnings are not repeated.
+            monitor.logs = sum(1 for logs in getattr(state, "log_history", None) or [] if "reward" in logs)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         monitor = self._monitor(args)

@@ -14,6 +14,7 @@ from typing import Any
 
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.train.config import TINY_MODEL, ModelSettings
+from rewardsmith.train.hub import hub_offline, hub_unreachable
 
 __all__ = ["check_attention", "check_model", "load_model_and_tokenizer", "lora_config", "model_path"]
 
@@ -32,12 +33,24 @@ def model_path(settings: ModelSettings, cache_dir: Path) -> str:
 
 
 def _auto_config(path: str, settings: ModelSettings) -> Any:
+    """The model's config: a local folder, else the local Hub cache, else the Hub after a bounded probe."""
     from transformers import AutoConfig
 
+    options = {"revision": settings.revision, "trust_remote_code": settings.trust_remote_code}
+    if not Path(path).exists():
+        try:  # offline first: a cached model needs no network
+            return AutoConfig.from_pretrained(path, local_files_only=True, **options)
+        except Exception:  # not cached (or not a model): the Hub is asked below
+            pass
+        why = None if hub_offline() else hub_unreachable()
+        if why:
+            raise ConfigError(
+                f"cannot read the model config of {path!r}: it is not in the local Hub cache and the Hub cannot be "
+                f"reached ({why}). Download it where the Hub is reachable (hf download {path}), point name_or_path "
+                "at a local folder, or use builtin:tiny to try a config offline."
+            )
     try:
-        return AutoConfig.from_pretrained(
-            path, revision=settings.revision, trust_remote_code=settings.trust_remote_code
-        )
+        return AutoConfig.from_pretrained(path, **options)
     except Exception as exc:  # OSError offline, ValueError for unknown architectures
         hint = (
             " The Hugging Face Hub may be out of reach: download the model first, or point name_or_path at a "

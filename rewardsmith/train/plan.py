@@ -31,7 +31,9 @@ from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.core.reward import Reward
 from rewardsmith.train.config import ConfigSections, DatasetSettings, TrainConfig, read_config, read_sections
 from rewardsmith.train.endpoints import check_endpoints as check_endpoints_of
+from rewardsmith.train.hub import check_push_to_hub
 from rewardsmith.train.model import check_attention, check_model, model_path
+from rewardsmith.train.peers import peer_notes
 from rewardsmith.train.tools import ToolSetup, check_tool_setup
 from rewardsmith.train.trainer_args import build_trainer_args
 
@@ -266,15 +268,16 @@ def _learning_warnings(config: TrainConfig, args: Any) -> list[str]:
 
 def _sections(
     config: TrainConfig | str | Path | dict[str, Any], overrides: list[str] | None, problems: ConfigProblems
-) -> ConfigSections:
+) -> tuple[ConfigSections, bool]:
+    """The config's sections, and whether it is recipe-style (``reward_funcs``: open-r1's and TRL's key)."""
     if isinstance(config, TrainConfig):
         if not overrides:
-            return ConfigSections.of(config)
-        return read_sections(config.to_dict(), None, overrides, problems)
+            return ConfigSections.of(config), False
+        return read_sections(config.to_dict(), None, overrides, problems), False
     if isinstance(config, dict):
-        return read_sections(config, Path.cwd(), overrides, problems)
+        return read_sections(config, Path.cwd(), overrides, problems), "reward_funcs" in config
     raw, base = read_config(config)
-    return read_sections(raw, base, overrides, problems)
+    return read_sections(raw, base, overrides, problems), isinstance(raw, dict) and "reward_funcs" in raw
 
 
 def plan_training(
@@ -299,16 +302,20 @@ def plan_training(
     the training config has 3 problems (nothing was loaded). Fix them all, then run again:
       1. model.dtype: Input should be 'auto', 'float32', 'bfloat16' or 'float16'
       2. rewards[0]: unknown reward 'think_fromat'. Did you mean: think_format, format? ...
-      3. trainer.max_step is not a GRPO training argument. Did you mean: max_steps, save_steps, eval_steps? ...
+      3. trainer.max_step is not a GRPO training argument. Did you mean: max_steps? ...
     """
     problems = ConfigProblems("the training config")
-    plan = _check(_sections(config, overrides, problems), problems, check_endpoints)
+    sections, from_recipe = _sections(config, overrides, problems)
+    notes = peer_notes(sections.rewards or [], from_recipe)
+    plan = _check(sections, problems, check_endpoints, notes)
     problems.raise_if_any()
     assert plan is not None
     return plan
 
 
-def _check(sections: ConfigSections, problems: ConfigProblems, check_endpoints: bool) -> TrainingPlan | None:
+def _check(
+    sections: ConfigSections, problems: ConfigProblems, check_endpoints: bool, notes: list[str]
+) -> TrainingPlan | None:
     """Every check the valid sections allow, problems recorded; the plan when there are none."""
     imported = import_modules(sections.imports, problems)
     health = None
@@ -321,10 +328,14 @@ def _check(sections: ConfigSections, problems: ConfigProblems, check_endpoints: 
     args = None
     if sections.trainer is not None:
         with problems.check():
-            args = build_trainer_args(sections.trainer, reward_weights=weights, default_output_dir=Path("outputs/run"))
+            args = build_trainer_args(
+                sections.trainer, reward_weights=weights, default_output_dir=Path("outputs/run"), notes=notes
+            )
         if args is not None:
             with problems.check():
                 _vllm_check(args)
+            with problems.check():
+                check_push_to_hub(args)
     path, facts = None, None
     if sections.model is not None:
         with problems.check():
@@ -351,7 +362,7 @@ def _check(sections: ConfigSections, problems: ConfigProblems, check_endpoints: 
         return None
     from rewardsmith.data.columns import optional_column_warnings
 
-    warnings = _learning_warnings(sections.config, args) + optional_column_warnings(train, rewards)
+    warnings = notes + _learning_warnings(sections.config, args) + optional_column_warnings(train, rewards)
     warnings += _worker_warnings(rewards) + (tool_setup.warnings if tool_setup is not None else [])
     return TrainingPlan(
         sections.config, rewards, weights, train, evaluation, args, path, facts, warnings, endpoints, health, tool_setup

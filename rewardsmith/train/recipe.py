@@ -15,8 +15,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,7 +142,12 @@ def run(
         _show_plan(plan, console, "rewardsmith train: dry run (nothing loaded)" if dry_run else "rewardsmith train")
     if dry_run:
         return plan
+    with _renamed_checkpointing_quiet():
+        return _load_and_train(plan, console, main_process)
 
+
+def _load_and_train(plan: TrainingPlan, console: Any, main_process: bool) -> TrainResult:
+    config = plan.config
     output_dir = Path(plan.args.output_dir)
     if main_process:
         output_dir.mkdir(parents=True, exist_ok=True)
@@ -155,6 +163,24 @@ def run(
             soft_wrap=True,
         )
 
+    return _train(plan, model, tokenizer, console, output_dir)
+
+
+@contextlib.contextmanager
+def _renamed_checkpointing_quiet() -> Iterator[None]:
+    """Silence transformers 5's "gradient_checkpointing* is deprecated" for the calls TRL makes itself.
+
+    The config's own ``gradient_checkpointing`` is already passed under the new
+    name (:mod:`rewardsmith.train.removed`); what is left are TRL's internal
+    calls of the old model methods, which a config cannot change.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"`(is_)?gradient_checkpointing\w*` is deprecated", FutureWarning)
+        yield
+
+
+def _train(plan: TrainingPlan, model: Any, tokenizer: Any, console: Any, output_dir: Path) -> TrainResult:
+    config = plan.config
     trainer = _build_trainer(plan, model, tokenizer)
     shown = _use_our_console(trainer, console)
     health = None

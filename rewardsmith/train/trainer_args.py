@@ -18,10 +18,11 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError, ConfigProblems
+from rewardsmith.train.peers import OPEN_R1_SETTINGS
+from rewardsmith.train.removed import translate_removed
 
-__all__ = ["build_trainer_args", "check_number", "coerce", "trainer_fields"]
+__all__ = ["build_trainer_args", "check_number", "coerce", "suggest_field", "trainer_fields"]
 
 
 def trainer_fields(algorithm: str = "grpo") -> dict[str, dataclasses.Field]:
@@ -118,6 +119,36 @@ def check_number(name: str, value: Any, annotation: Any) -> None:
         raise ConfigError(f"trainer.{name} must be above 0, got {value!r}")
 
 
+def _edits(a: str, b: str) -> int:
+    """Edits (insert, delete, replace, swap two neighbours) from ``a`` to ``b``."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            cost = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cost = min(cost, prev2[j - 2] + 1)
+            row.append(cost)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def suggest_field(name: str, fields: Any) -> str:
+    """``" Did you mean: x?"`` only for a field ``name`` is a typo of (at most two edits), else ``""``.
+
+    A close-looking field with other words in it is another setting, not a
+    spelling of this one, and suggesting it would change what the run does:
+
+    >>> suggest_field("max_step", ["max_steps", "save_steps"]), suggest_field("repetition_max_penalty",
+    ...                                                                       ["repetition_penalty"])
+    (' Did you mean: max_steps?', '')
+    """
+    limit = 1 if len(name) <= 5 else 2
+    close = sorted((d, f) for f in fields if (d := _edits(name.lower(), f.lower())) <= limit)
+    return f" Did you mean: {', '.join(f for _, f in close[:3])}?" if close else ""
+
+
 def _cuda() -> bool:
     import torch
 
@@ -130,11 +161,14 @@ def build_trainer_args(
     reward_weights: list[float] | None,
     default_output_dir: str | Path,
     algorithm: str = "grpo",
+    notes: list[str] | None = None,
 ) -> Any:
     """TRL's config object for the run (``GRPOConfig`` by default), or a :class:`ConfigError` saying what to change.
 
     Every problem is reported at once: each unknown field, each value of the
     wrong type, then what TRL's own class rejects, batch sizes and loggers.
+    Fields TRL 1.16 removed are translated where the meaning is clear
+    (:mod:`rewardsmith.train.removed`), with a note appended to ``notes``.
 
     >>> args = build_trainer_args({"learning_rate": "3e-3", "max_steps": 2}, reward_weights=None,
     ...                           default_output_dir="outputs/doctest")
@@ -145,31 +179,22 @@ def build_trainer_args(
 
     fields = trainer_fields(algorithm)
     problems = ConfigProblems()
-    settings: dict[str, Any] = {}
-    for name, value in trainer.items():
-        if name not in fields:
-            problems.add(
-                f"trainer.{name} is not a {algorithm.upper()} training argument.{did_you_mean(name, fields)} "
-                "Every field of TRL's GRPOConfig is accepted under trainer:"
-            )
-            continue
-        with problems.check():
-            settings[name] = coerce(name, value, fields[name].type)
-            check_number(name, settings[name], fields[name].type)
+    trainer = dict(trainer)
+    translated = translate_removed(trainer, problems)
+    if notes is not None:
+        notes.extend(translated)
+    settings: dict[str, Any] = _known_fields(trainer, fields, algorithm, problems)
     if "reward_weights" in settings and reward_weights is not None:
         problems.add("give reward weights on the rewards (weight: ...) or as reward_weights, not in trainer:")
     if reward_weights is not None and any(w != 1.0 for w in reward_weights):
         settings["reward_weights"] = list(reward_weights)
     settings.setdefault("output_dir", str(default_output_dir))
     if not _cuda():
-        settings.setdefault("bf16", False)
-        settings.setdefault("fp16", False)
-        settings.setdefault("dataloader_pin_memory", False)
-        if settings.get("bf16") or settings.get("fp16"):
-            problems.add(
-                "trainer.bf16/fp16 need a GPU and none is available; remove them (training runs in float32 on the CPU)"
-            )
+        _cpu_defaults(settings, problems)
     problems.raise_if_any()  # TRL's own check needs settings that are right one by one
+    with problems.check():
+        _check_batch(_Settings(settings, fields))
+    problems.raise_if_any()  # before TRL, whose message names neither field to change
     cls = {"grpo": GRPOConfig, "rloo": RLOOConfig}[algorithm]
     try:
         args = cls(**settings)
@@ -181,6 +206,43 @@ def build_trainer_args(
         _check_loggers(args)
     problems.raise_if_any()
     return args
+
+
+def _known_fields(
+    trainer: dict[str, Any], fields: dict[str, Any], algorithm: str, problems: ConfigProblems
+) -> dict[str, Any]:
+    """The trainer settings that are fields of TRL's config, each coerced to its type; the rest are problems."""
+    settings: dict[str, Any] = {}
+    for name, value in trainer.items():
+        if name in OPEN_R1_SETTINGS:
+            reward, setting = OPEN_R1_SETTINGS[name]
+            problems.add(
+                f"trainer.{name} is an open-r1 reward setting, not a training argument: it sets the {reward} "
+                f"reward's {setting}. Write it on that reward's entry (kwargs: {{{setting}: ...}}), or at the top "
+                "level of a recipe-style config"
+            )
+            continue
+        if name not in fields:
+            problems.add(
+                f"trainer.{name} is not a {algorithm.upper()} training argument.{suggest_field(name, fields)} "
+                "Every field of TRL's GRPOConfig is accepted under trainer:"
+            )
+            continue
+        with problems.check():
+            settings[name] = coerce(name, value, fields[name].type)
+            check_number(name, settings[name], fields[name].type)
+    return settings
+
+
+def _cpu_defaults(settings: dict[str, Any], problems: ConfigProblems) -> None:
+    """Without a GPU: float32 and no pinned memory, unless the config asks for half precision (a problem)."""
+    settings.setdefault("bf16", False)
+    settings.setdefault("fp16", False)
+    settings.setdefault("dataloader_pin_memory", False)
+    if settings.get("bf16") or settings.get("fp16"):
+        problems.add(
+            "trainer.bf16/fp16 need a GPU and none is available; remove them (training runs in float32 on the CPU)"
+        )
 
 
 #: The package each ``report_to`` backend needs (transformers imports it when the trainer starts).
@@ -207,6 +269,20 @@ def _check_loggers(args: Any) -> None:
             )
 
 
+class _Settings:
+    """Trainer settings as given, with TRL's defaults for the rest (what ``args.<field>`` would be)."""
+
+    def __init__(self, settings: dict[str, Any], fields: dict[str, dataclasses.Field]) -> None:
+        self.settings = settings
+        self.fields = fields
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.settings:
+            return self.settings[name]
+        field = self.fields.get(name)
+        return None if field is None or field.default is dataclasses.MISSING else field.default
+
+
 def _check_batch(args: Any) -> None:
     generations = getattr(args, "num_generations", None)
     if generations is None:
@@ -216,11 +292,20 @@ def _check_batch(args: Any) -> None:
             f"trainer.num_generations is {generations}; group-relative methods compare several completions per prompt, "
             "so use at least 2 (8 is common)"
         )
-    batch = getattr(args, "generation_batch_size", None) or (
-        args.per_device_train_batch_size * args.gradient_accumulation_steps
-    )
+    if getattr(args, "generation_batch_size", None):
+        batch, made_of = args.generation_batch_size, "trainer.generation_batch_size"
+    else:
+        steps = getattr(args, "steps_per_generation", None) or args.gradient_accumulation_steps
+        batch = args.per_device_train_batch_size * steps
+        steps_field = (
+            "steps_per_generation" if getattr(args, "steps_per_generation", None) else "gradient_accumulation_steps"
+        )
+        made_of = f"trainer.per_device_train_batch_size ({args.per_device_train_batch_size}) × {steps_field} ({steps})"
     if batch % generations:
+        multiple = generations * max(1, round(batch / generations))
+        divisor = f", or trainer.num_generations to a divisor of {batch} (at least 2)" if batch >= 2 else ""
         raise ConfigError(
-            f"the generation batch ({batch} completions: per_device_train_batch_size × steps_per_generation) is not "
-            f"divisible by num_generations={generations}; pick a per_device_train_batch_size that is a multiple of it"
+            f"a generation batch holds {batch} completions ({made_of}), which is not divisible by "
+            f"trainer.num_generations ({generations}): every prompt's {generations} completions must fit in one batch. "
+            f"Set trainer.per_device_train_batch_size to {multiple} (a multiple of num_generations){divisor}"
         )
