@@ -402,13 +402,13 @@ def silent_reward(reward: Reward) -> SilentRewardError | None:
     about how it is called, is silent, unless its ``on_error`` was set on purpose.
 
     >>> from rewardsmith import get_reward
-    >>> def seed_style(prompts, responses):
-    ...     return [1.0 for _ in responses]
-    >>> r = get_reward(seed_style)
-    >>> r(prompts=["p"], completions=["c"])
+    >>> def first_word_length(completions, **kwargs):
+    ...     return [float(len(c.split()[0])) for c in completions]
+    >>> r = get_reward(first_word_length)
+    >>> r(prompts=["p"], completions=[""])
     [None]
     >>> print(str(silent_reward(r)).splitlines()[0])
-    reward 'seed_style' failed on all 1 samples of the first batch: TypeError: seed_style() got an unexpected ...
+    reward 'first_word_length' failed on all 1 samples of the first batch: IndexError: list index out of range
     """
     for leaf, inside in leaf_rewards(reward):
         c = leaf.counters

@@ -110,7 +110,7 @@ def calibration(ctx: RowContext, candidates: list[Format], main: Format) -> list
     if ctx.answer:
         out += [Probe(CALIBRATION, f"right_{f.label}", f.render(REASONING, ctx.answer)) for f in candidates]
 
-    return out + wrong_attempts(ctx, main) + trajectory_calibration(ctx, main)
+    return out + wrong_attempts(ctx, main) + (trajectory_calibration(ctx, main) if ctx.rollouts else [])
 
 
 def wrong_attempts(ctx: RowContext, main: Format) -> list[Probe]:
@@ -169,15 +169,15 @@ def make_probes(ctx: RowContext, formats: list[Format]) -> list[Probe]:
     >>> from rewardsmith.check.rows import RowContext, Format
     >>> ctx = RowContext(0, "How many eggs? She has 16.", {}, answer="18", gold="9 * 2 = 18.\\n#### 18", wrong=["7"])
     >>> probes = make_probes(ctx, [Format("hashes")])
-    >>> sorted(set(FAMILIES) - {p.family for p in probes})  # a number puzzle's and a code task's own families
-    ['hardcoded', 'numbers']
+    >>> sorted(set(FAMILIES) - {p.family for p in probes})  # a puzzle's, a code task's and a rollout's own families
+    ['hardcoded', 'numbers', 'trajectory']
     >>> [p.completion for p in probes if p.variant == "answer_last"]
     ['The answer is 7 or 18.']
     >>> [p.completion for p in probes if p.variant == "before_answer"]
     ['9 * 2 = ']
     """
 
-    return [*_probes(ctx, formats), *trajectory_probes(ctx, formats[0])]
+    return [*_probes(ctx, formats), *(trajectory_probes(ctx, formats[0]) if ctx.rollouts else [])]
 
 
 @dataclass(frozen=True)
