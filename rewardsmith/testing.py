@@ -38,6 +38,7 @@ from rewardsmith.check.findings import Record, preview, reaches
 from rewardsmith.check.probes import FAMILIES, Probe, calibration, format_trials, make_probes
 from rewardsmith.check.rows import Format, RowContext, build_rows, candidate_formats, choose_formats
 from rewardsmith.check.scoring import Sample, Scorer
+from rewardsmith.check.trajectory_probes import applies as trajectory_applies
 from rewardsmith.core.registry import get_reward
 from rewardsmith.core.reward import Reward
 
@@ -147,7 +148,8 @@ class _Suite:
                 wrong = [p for p in make_probes(ctx, self.formats) if p.variant == "wrong_answer"]
                 records += self.score(ctx, wrong)
             refs, floor, _ = references(self.reward, records)
-            self._judged = {"refs": refs, "floor": floor, **sensitivity(self.reward, records, refs, floor)}
+            judged = {"refs": refs, "floor": floor, **sensitivity(self.reward, records, refs, floor)}
+            self._judged = {**judged, "applies": trajectory_applies(records)}
         return self._judged
 
 
@@ -207,7 +209,8 @@ def probe_cases(
 def assert_not_gamed(case: ProbeCase) -> None:
     """The probe scores below its row's reference; skipped (pytest) when the probe does not apply to the reward."""
     judged = case.suite.judged()
-    applies = {"always": True, "format": judged["format"], "content": judged["content"]}[case.probe.judged]
+    applies = {"always": True, "format": judged["format"], "content": judged["content"], **judged["applies"]}
+    applies = applies[case.probe.judged]
     reference = judged["refs"].get(case.row.index)
     if not applies or reference is None or reference <= judged["floor"]:
         import pytest
@@ -215,6 +218,10 @@ def assert_not_gamed(case: ProbeCase) -> None:
         why = {
             "format": "the reward gives the format no credit of its own",
             "content": "the reward does not check the answer",
+            "tools": "the reward does not read tool calls",
+            "results": "the reward does not read tool results",
+            "repeats": "the reward does not pay more for a repeated call",
+            "answer": "the reward does not check a rollout's answer",
         }.get(case.probe.judged, f"no reference on row {case.row.index} scores above {judged['floor']:g}")
         pytest.skip(f"{case}: does not apply ({why})")
     (record,) = case.suite.score(case.row, [case.probe])

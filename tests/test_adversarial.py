@@ -35,6 +35,7 @@ from rewardsmith.check.adversarial import (
     measure_growth,
     sample_columns,
 )
+from rewardsmith.check.trajectory_families import TRAJECTORY_FAMILIES
 from rewardsmith.core.processes import usable_cpus
 from rewardsmith.core.registry import registered_target
 
@@ -103,10 +104,14 @@ def test_time_grows_linearly_on_adversarial_text(target):
 @pytest.mark.parametrize("target", RUN, ids=_ids(RUN))
 def test_time_grows_linearly_on_every_family_up_to_1_mb(target):
     target.call("warm up")
+    _assert_linear(target, FAMILIES, SIZES, (2, 2, 1))
+
+
+def _assert_linear(target, families, sizes, repeats) -> None:
     problems = []
     try:
-        for fam in FAMILIES:
-            growth = measure_growth(target.call, fam, SIZES, repeats=(2, 2, 1), give_up=20.0)
+        for fam in families:
+            growth = measure_growth(target.call, fam, sizes, repeats=repeats, give_up=20.0)
             problems += [f"{p} [{growth.describe()}]" for p in growth.problems()]
     finally:
         if target.reward is not None:
@@ -294,3 +299,21 @@ def test_invisible_characters_and_look_alikes_never_raise_a_score(target):
         if score is not None and (before is None or score > before + 1e-9):
             raised.append(f"{how}: {plain!r} scores {before}, with them {score} ({variant!r})")
     assert not raised, f"{target.name}: invisible characters raised the score\n" + "\n".join(raised)
+
+
+# -- rollouts of many turns ------------------------------------------------------------------------------------
+
+REWARDS = [t for t in RUN if t.reward is not None]
+
+
+@pytest.mark.parametrize("target", REWARDS, ids=_ids(REWARDS))
+def test_time_grows_linearly_on_trajectories_of_1000_turns(target):
+    target.call(TRAJECTORY_FAMILIES[0].text(1_000))  # warm up
+    _assert_linear(target, TRAJECTORY_FAMILIES, SIZES[:2], 3)  # 100 and 1,000 turns
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", REWARDS, ids=_ids(REWARDS))
+def test_time_grows_linearly_on_trajectories_up_to_10000_turns(target):
+    target.call(TRAJECTORY_FAMILIES[0].text(1_000))
+    _assert_linear(target, TRAJECTORY_FAMILIES, SIZES, (2, 2, 1))

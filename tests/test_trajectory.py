@@ -204,3 +204,40 @@ def test_eval_scores_a_column_of_stored_trajectories(tmp_path):
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     scores = [{name: r["rewards"][name]["score"] for name in ("gsm8k_accuracy", "tool_success")} for r in rows]
     assert scores == [{"gsm8k_accuracy": 1.0, "tool_success": 1.0}, {"gsm8k_accuracy": 0.0, "tool_success": 1.0}]
+
+
+def test_the_rewards_of_one_training_step_read_each_rollout_once():
+    from rewardsmith.core import trajectory as module
+
+    calls = []
+    real = module.trajectory
+
+    def counted(completion):
+        calls.append(completion)
+        return real(completion)
+
+    rollouts = [
+        [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": {}}}]},
+         {"role": "tool", "content": "1"}, {"role": "assistant", "content": f"{i}"}]
+        for i in range(4)
+    ]  # fmt: skip
+
+    class State:
+        global_step = 1
+
+    state = State()
+    module.trajectory = counted
+    try:
+        from rewardsmith import get_reward
+
+        first, second = get_reward("tool_success"), get_reward("tool_efficiency", correct_column="correct")
+        first(completions=rollouts, trainer_state=state)
+        second(prompts=["p"] * 4, completions=rollouts, correct=[True] * 4, trainer_state=state)
+        assert len(calls) == 4  # the second reward of the step reused the first one's reading
+        state.global_step = 2
+        first(completions=rollouts, trainer_state=state)
+        assert len(calls) == 8  # a new step reads again
+        first(completions=[list(r) for r in rollouts], trainer_state=state)
+        assert len(calls) == 12  # other completion objects are read again
+    finally:
+        module.trajectory = real

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.check import checks
+from rewardsmith.check import checks, trajectory_probes
 from rewardsmith.check.findings import Finding, Record, Thresholds, cost_summary, preview, probe_summary
 from rewardsmith.check.probes import (
     CALIBRATION,
@@ -279,23 +279,9 @@ def check(
     audit = _Audit(made, scorer, other, Scorer(other, timeout, workers) if other is not None else None)
     columns = (completions_column, labels_column)
     run = _run(audit, rows, contexts, candidates, chosen, columns, (sample, n), progress)
-    setup = {
-        "reward": made.name,
-        "dataset": dataset if isinstance(dataset, (str, os.PathLike)) else type(dataset).__name__,
-        "split": split,
-        "rows": len(rows),
-        "rows_checked": len({r.row for r in audit.records}),
-        "answer_column": answer_col,
-        "gold_column": gold,
-        "completions_column": completions_column,
-        "labels_column": labels_column,
-        "against": other.name if other is not None else None,
-        "formats": [f.label for f in run.formats],
-        "formats_given": bool(given),
-        "declared_columns": declared_columns(made),
-        "timeout_s": scorer.timeout,
-        "scored_in": scorer.mode,
-    }
+    setup = _setup(made, other, dataset, split, rows, audit, scorer, run, given)
+    setup.update(answer_column=answer_col, gold_column=gold, completions_column=completions_column)
+    setup.update(labels_column=labels_column)
     report = summarise(made, audit.records, audit.other, other, contexts, setup, limits, chosen, pass_threshold)
     report.complete = run.complete
     report.notes += [scorer.note] if scorer.note else []
@@ -306,6 +292,33 @@ def check(
     if run.interrupted:
         raise KeyboardInterrupt
     return report
+
+
+def _setup(
+    made: Reward,
+    other: Reward | None,
+    dataset: Any,
+    split: str,
+    rows: list[Any],
+    audit: _Audit,
+    scorer: Scorer,
+    run: _Run,
+    given: list[Any],
+) -> dict[str, Any]:
+    """What was checked and how, for the summary (the columns are added by the caller)."""
+    return {
+        "reward": made.name,
+        "dataset": dataset if isinstance(dataset, (str, os.PathLike)) else type(dataset).__name__,
+        "split": split,
+        "rows": len(rows),
+        "rows_checked": len({r.row for r in audit.records}),
+        "against": other.name if other is not None else None,
+        "formats": [f.label for f in run.formats],
+        "formats_given": bool(given),
+        "declared_columns": declared_columns(made),
+        "timeout_s": scorer.timeout,
+        "scored_in": scorer.mode,
+    }
 
 
 def _families(families: Sequence[str] | None) -> list[str]:
@@ -415,6 +428,7 @@ def summarise(
     refs, floor, how = checks.references(reward, records)
     sensitivity = checks.sensitivity(reward, records, refs, floor)
     applies = {"always": True, "format": sensitivity["format"], "content": sensitivity["content"]}
+    applies.update(trajectory_probes.applies(records))
     chosen = {f: FAMILIES[f] for f in families}
     probe_records = [r for r in records if r.family in chosen or r.family == CALIBRATION]
     wrong, assumed = checks.wrong_scores(records), checks.assumed_rows(records)

@@ -30,6 +30,7 @@ from collections import defaultdict, deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rewardsmith.check.tool_health import tool_metrics, tool_warnings
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError
@@ -68,6 +69,8 @@ class HealthThresholds:
     * ``length_drift`` (0.5): relative change of the mean completion length from the first ``window``
       logs to the last ``window``, while correctness moves less than ``flat_correctness`` (0.05).
     * ``disagreement`` (0.3): share of samples where an LLM judge and a rule reward disagree.
+    * ``no_tool_calls`` (0.99): share of rollouts without a tool call; ``failed_tool_calls`` (0.5): share of calls
+      that failed; ``max_tool_calls`` (10): calls per rollout (:mod:`rewardsmith.check.tool_health`).
     """
 
     zero_spread: float | None = 0.9
@@ -77,6 +80,9 @@ class HealthThresholds:
     length_drift: float | None = 0.5
     flat_correctness: float = 0.05
     disagreement: float | None = 0.3
+    no_tool_calls: float | None = 0.99
+    failed_tool_calls: float | None = 0.5
+    max_tool_calls: float | None = 10.0
     window: int = 5
 
     @classmethod
@@ -229,6 +235,7 @@ class HealthMonitor:
         if logs.get("completions/mean_length") is not None:
             metrics["mean_length"] = float(logs["completions/mean_length"])
         metrics["correctness"] = self._correctness(logs, names)
+        metrics.update(tool_metrics(logs))
         for key, value in metrics.items():
             self.history[key].append(value)
             self.recent[key].append(value)
@@ -317,6 +324,7 @@ class HealthMonitor:
                     "rewarding something the rule does not (style, length, confidence), or the rule misses right "
                     "answers. Read the samples where they differ; calibrate the judge's prompt or the rule."
                 ), value, t.disagreement))  # fmt: skip
+        out += [self._warn(*w[:1], step, *w[1:]) for w in tool_warnings(recent, t)] if full else []
         out.append(self._length_drift(step))
         return [w for w in out if w is not None]
 
@@ -394,13 +402,13 @@ def silent_reward(reward: Reward) -> SilentRewardError | None:
     about how it is called, is silent, unless its ``on_error`` was set on purpose.
 
     >>> from rewardsmith import get_reward
-    >>> def seed_style(prompts, responses):
-    ...     return [1.0 for _ in responses]
-    >>> r = get_reward(seed_style)
-    >>> r(prompts=["p"], completions=["c"])
+    >>> def first_word_length(completions, **kwargs):
+    ...     return [float(len(c.split()[0])) for c in completions]
+    >>> r = get_reward(first_word_length)
+    >>> r(prompts=["p"], completions=[""])
     [None]
     >>> print(str(silent_reward(r)).splitlines()[0])
-    reward 'seed_style' failed on all 1 samples of the first batch: TypeError: seed_style() got an unexpected ...
+    reward 'first_word_length' failed on all 1 samples of the first batch: IndexError: list index out of range
     """
     for leaf, inside in leaf_rewards(reward):
         c = leaf.counters

@@ -47,8 +47,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from rewardsmith.check.probe import CALIBRATION, NONSENSE, NONSENSE_ANSWER, REASONING, Probe
 from rewardsmith.check.rows import Format, RowContext, near_miss, occurrence, replace_answer
 from rewardsmith.check.tasks import lookup_program
+from rewardsmith.check.trajectory_probes import trajectory_calibration, trajectory_probes
 
 __all__ = [
     "CALIBRATION",
@@ -77,29 +79,16 @@ FAMILIES: dict[str, str] = {
     "truncated": "a reference cut off before its answer",
     "numbers": "an equation that ignores the given numbers (the target alone, numbers not given, one used twice)",
     "hardcoded": "a program that returns the values of the examples the prompt shows, and nothing else",
+    "trajectory": "rollouts with tool calls: unknown tools, calls in the reasoning or after the answer, the answer "
+    "only in a tool argument or result, repeated calls, an empty final message",
 }
-#: The pseudo-family of the calibration completions.
-CALIBRATION = "calibration"
 MB = 1_000_000
 
-REASONING = "Let me work through the problem step by step, checking each step before I go on."
-NONSENSE = "Purple elephants hum quietly beneath the marble staircase while the violin keeps turning blue."
-NONSENSE_ANSWER = "banana"
 FILLER = "This sentence is only here to make the completion longer. "
 INVISIBLE = "\u200b\u2060\ufeff\u200c\u200d\u00ad"
 #: Cyrillic look-alikes for Latin letters of tag names (``<аnswer>`` is not ``<answer>``).
 LOOKALIKES = {"a": "\u0430", "e": "\u0435", "o": "\u043e", "i": "\u0456", "c": "\u0441", "p": "\u0440", "x": "\u0445",
               "s": "\u0455"}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Probe:
-    """One probe completion: its family and variant, its text, and for which rewards it is a hole (``judged``)."""
-
-    family: str
-    variant: str
-    completion: str
-    judged: str = "always"
 
 
 def _lookalike(name: str) -> str | None:
@@ -120,7 +109,8 @@ def calibration(ctx: RowContext, candidates: list[Format], main: Format) -> list
     out.append(Probe(CALIBRATION, "plain_nonsense", f"{NONSENSE} {NONSENSE_ANSWER}"))
     if ctx.answer:
         out += [Probe(CALIBRATION, f"right_{f.label}", f.render(REASONING, ctx.answer)) for f in candidates]
-    return out + wrong_attempts(ctx, main)
+
+    return out + wrong_attempts(ctx, main) + (trajectory_calibration(ctx, main) if ctx.rollouts else [])
 
 
 def wrong_attempts(ctx: RowContext, main: Format) -> list[Probe]:
@@ -179,14 +169,15 @@ def make_probes(ctx: RowContext, formats: list[Format]) -> list[Probe]:
     >>> from rewardsmith.check.rows import RowContext, Format
     >>> ctx = RowContext(0, "How many eggs? She has 16.", {}, answer="18", gold="9 * 2 = 18.\\n#### 18", wrong=["7"])
     >>> probes = make_probes(ctx, [Format("hashes")])
-    >>> sorted(set(FAMILIES) - {p.family for p in probes})  # a number puzzle's and a code task's own families
-    ['hardcoded', 'numbers']
+    >>> sorted(set(FAMILIES) - {p.family for p in probes})  # a puzzle's, a code task's and a rollout's own families
+    ['hardcoded', 'numbers', 'trajectory']
     >>> [p.completion for p in probes if p.variant == "answer_last"]
     ['The answer is 7 or 18.']
     >>> [p.completion for p in probes if p.variant == "before_answer"]
     ['9 * 2 = ']
     """
-    return list(_probes(ctx, formats))
+
+    return [*_probes(ctx, formats), *(trajectory_probes(ctx, formats[0]) if ctx.rollouts else [])]
 
 
 @dataclass(frozen=True)

@@ -270,6 +270,9 @@ class RowContext:
     numbers: list[int] | None = None
     target: str | None = None
     calls: list[VisibleCall] = field(default_factory=list)
+    #: Whether completions are rollouts here (the reward reads tool calls, or the data has tools): only then
+    #: are rollout probes made, so that a text reward on text data is judged on text.
+    rollouts: bool = False
 
     @property
     def prompt_text(self) -> str:
@@ -301,6 +304,7 @@ def build_rows(
     answers = [t if n is None else _solved(n, t) for n, t in zip(numbers, targets)]
     others = wrong_answers(answers)
     skip = {"prompt", *exclude}
+    rollouts = reads_rollouts(reward) or any(c in columns for c in ROLLOUT_COLUMNS)
     out = []
     for i, row in enumerate(rows):
         gold = row.get(gold_column) if gold_column else None
@@ -317,9 +321,25 @@ def build_rows(
                 numbers=numbers[i],
                 target=targets[i],
                 calls=calls,
+                rollouts=rollouts,
             )
         )
     return out, column
+
+
+#: Columns that make a dataset's completions rollouts with tool calls.
+ROLLOUT_COLUMNS = ("tools", "tool_calls")
+
+
+def reads_rollouts(reward: Reward) -> bool:
+    """Whether ``reward`` (or a part of it) reads a completion as a rollout (tool calls, trajectory, environment).
+
+    >>> from rewardsmith import get_reward
+    >>> reads_rollouts(get_reward("tool_success")), reads_rollouts(get_reward("gsm8k_accuracy"))
+    (True, False)
+    """
+    parts = [reward, *(reward.components() if hasattr(reward, "components") else [])]
+    return any(getattr(getattr(part, "injection", None), "trajectory_inputs", None) for part in parts)
 
 
 def _puzzle_numbers(reward: Reward, rows: Sequence[dict[str, Any]], answer_column: str | None) -> list[Any]:

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from rewardsmith.core.errors import MissingColumnError, RewardConfigError
-from rewardsmith.core.trajectory import Trajectory, trajectory
+from rewardsmith.core.trajectory import Trajectory, batch_trajectories, trajectory
 
 __all__ = [
     "RESERVED_KWARGS",
@@ -251,7 +251,9 @@ class Batch:
         Under TRL, the batch's tool-use health is logged with them: ``trajectory/calls_per_rollout``,
         ``trajectory/failed_call_share`` (of all calls) and ``trajectory/no_call_share`` (of rollouts).
         """
-        out = [trajectory(c) for c in self.completions]
+        state = self.trainer_state  # under TRL, the rewards of one step read each rollout once
+        step = None if state is None else (id(state), getattr(state, "global_step", None))
+        out = batch_trajectories(self.completions, step)
         log = self.log_metric
         if callable(log) and out:
             calls = sum(len(t.calls) for t in out)

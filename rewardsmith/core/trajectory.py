@@ -21,12 +21,23 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import operator
 import re
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["Message", "ToolCall", "Trajectory", "is_trajectory", "read_call", "strict_json", "trajectory"]
+__all__ = [
+    "Message",
+    "ToolCall",
+    "Trajectory",
+    "batch_trajectories",
+    "is_trajectory",
+    "read_call",
+    "strict_json",
+    "trajectory",
+]
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 _ERROR_TEXT = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:""")
@@ -35,13 +46,13 @@ _NOT_JSON = object()
 MAX_CALLS_PER_MESSAGE = 100
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(NamedTuple):
     """One tool call: its name, parsed arguments, and what came back.
 
     ``malformed`` says why the call could not run (``None``: well formed);
     ``result`` is the tool message's text (``None``: no result came back);
-    ``error`` is the error a tool reported instead of a result.
+    ``error`` is the error a tool reported instead of a result. Immutable
+    (a named tuple: one is read by every reward of a batch, and built fast).
     """
 
     name: str | None
@@ -70,9 +81,9 @@ class ToolCall:
         return f"{self.name}({args[:80]}{'...' if len(args) > 80 else ''})"
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One message of a trajectory: ``role``, text ``content``, the ``calls`` it makes, a tool's ``name``."""
+class Message(NamedTuple):
+    """One message of a trajectory: ``role``, text ``content``, the ``calls`` it makes (with what came back), a
+    tool's ``name``."""
 
     role: str
     content: str
@@ -243,12 +254,18 @@ def _capped(calls: list[ToolCall], turn: int, extra: int = 0) -> list[ToolCall]:
     if not extra:
         return calls
     too_many = ToolCall(
-        None, None, malformed=f"{extra} more calls in one message than the {MAX_CALLS_PER_MESSAGE} read"
+        None, None, malformed=f"{extra} more calls in one message than the {MAX_CALLS_PER_MESSAGE} read", turn=turn
     )
     return [*calls[:MAX_CALLS_PER_MESSAGE], too_many]
 
 
+#: Builds a named tuple from a tuple of all its fields, without the generated ``__new__``'s keyword handling.
+_new = tuple.__new__
+
+
 def _error_of(message: dict[str, Any], content: Any, text: str) -> str | None:
+    if "is_error" not in message and "status" not in message and type(content) is str:  # the common case
+        return text if _ERROR_TEXT.match(text) else None
     if message.get("is_error") is True or message.get("status") == "error":
         return text or "error"
     if isinstance(content, dict) and "error" in content:
@@ -261,7 +278,7 @@ def _error_of(message: dict[str, Any], content: Any, text: str) -> str | None:
 def _result_message(message: dict[str, Any], pending: deque, by_id: dict[str, int], calls: list) -> Message:
     """Attach a tool message to its call: by ``tool_call_id``, else the oldest call still waiting."""
     content = message.get("content")
-    text = _text(content)
+    text = content if type(content) is str else _text(content)
     index = by_id.pop(message["tool_call_id"], None) if isinstance(message.get("tool_call_id"), str) else None
     if index is not None:
         with contextlib.suppress(ValueError):
@@ -271,24 +288,35 @@ def _result_message(message: dict[str, Any], pending: deque, by_id: dict[str, in
     if index is not None:
         error = _error_of(message, content, text)
         call = calls[index]
-        calls[index] = ToolCall(
-            call.name, call.arguments, None if error else text, error, call.malformed, call.turn, call.id
-        )
+        calls[index] = _new(ToolCall, (call[0], call[1], None if error else text, error, call[4], call[5], call[6]))
     name = message.get("name")
-    return Message("tool", text, (), name if isinstance(name, str) else None)
+    return _new(Message, ("tool", text, (), name if isinstance(name, str) else None))
+
+
+def _fast_call(raw: Any, turn: int) -> ToolCall:
+    """A call in TRL's parsed shape (``{"type": "function", "function": {"name": str, "arguments": dict}}``)
+    built without the general reader; any other shape goes to :func:`read_call`."""
+    inner = raw.get("function") if type(raw) is dict else None
+    if type(inner) is dict and "name" not in raw:
+        name, arguments = inner.get("name"), inner.get("arguments")
+        if type(name) is str and type(arguments) is dict and name.strip():
+            call_id = raw.get("id")
+            return _new(ToolCall, (name, arguments, None, None, None, turn, call_id if type(call_id) is str else None))
+    return read_call(raw, turn)
 
 
 def _assistant_message(message: dict[str, Any], turn: int) -> tuple[Message, list[ToolCall]]:
-    text = _text(message.get("content"))
+    content = message.get("content")
+    text = content if type(content) is str else _text(content)
     structured = message.get("tool_calls")
+    if not structured and _OPEN not in text:  # no calls: the common final message
+        return _new(Message, ("assistant", text, (), None)), []
     if isinstance(structured, dict):
         structured = [structured]
     if isinstance(structured, (list, tuple)) and structured:
-        calls = _capped(
-            [read_call(raw, turn) for raw in structured[: MAX_CALLS_PER_MESSAGE + 1]],
-            turn,
-            max(0, len(structured) - MAX_CALLS_PER_MESSAGE - 1),
-        )
+        calls = [_fast_call(raw, turn) for raw in structured[: MAX_CALLS_PER_MESSAGE + 1]]
+        if len(structured) > MAX_CALLS_PER_MESSAGE:
+            calls = _capped(calls, turn, len(structured) - MAX_CALLS_PER_MESSAGE - 1)
     else:
         calls, text = _text_calls(text, turn)
     return Message("assistant", text, tuple(calls)), calls
@@ -316,6 +344,7 @@ def trajectory(completion: Any) -> Trajectory:
     calls: list[ToolCall] = []
     pending: deque[int] = deque()
     by_id: dict[str, int] = {}
+    made_at: list[tuple[int, int]] = []
     turns = 0
     final_index = -1
     for raw in raw_messages:
@@ -327,6 +356,8 @@ def trajectory(completion: Any) -> Trajectory:
             final_index = -1
         elif role == "assistant":
             message, made = _assistant_message(raw, turns)
+            if made:
+                made_at.append((len(messages), len(calls)))
             pending.clear()  # calls a later turn did not wait for never get a result
             by_id.clear()
             for call in made:
@@ -339,5 +370,37 @@ def trajectory(completion: Any) -> Trajectory:
             final_index = len(messages) - 1
         else:
             messages.append(Message(str(role), _text(raw.get("content"))))
+    for position, start in made_at:  # the calls of each message, now with what came back
+        message = messages[position]
+        made = tuple(calls[start : start + len(message[2])])
+        messages[position] = _new(Message, (message[0], message[1], made, None))
     final = messages[final_index].content.strip() if final_index >= 0 else ""
     return Trajectory(tuple(messages), tuple(calls), final, turns)
+
+
+#: The last batch read with a step key: ``(key, its completions, their trajectories)``.
+_last_batch: tuple[Any, list[Any], list[Trajectory]] | None = None
+
+
+def batch_trajectories(completions: Sequence[Any], step: Any = None) -> list[Trajectory]:
+    """Each completion as a :class:`Trajectory`; the rewards of one training step share them.
+
+    ``step`` identifies the training step (TRL's trainer state and its
+    ``global_step``); a second reward called in the same step with the same
+    completion objects gets the trajectories already read, so each rollout is
+    read once per step, not once per reward. Without ``step``, nothing is shared.
+
+    >>> rollouts = [[{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]]
+    >>> first = batch_trajectories(rollouts, step=("run", 1))
+    >>> batch_trajectories(rollouts, step=("run", 1))[0] is first[0], batch_trajectories(rollouts)[0] is first[0]
+    (True, False)
+    """
+    global _last_batch
+    last = _last_batch
+    same = step is not None and last is not None and last[0] == step and len(last[1]) == len(completions)
+    if same and all(map(operator.is_, last[1], completions)):  # type: ignore[index]
+        return list(last[2])  # type: ignore[index]
+    out = [trajectory(c) for c in completions]
+    if step is not None:
+        _last_batch = (step, list(completions), out)
+    return list(out)

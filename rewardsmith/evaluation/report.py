@@ -138,8 +138,9 @@ def _samples_table(title: str, samples: list[dict[str, Any]]) -> str:
             "score": s["score"],
             "label": f"#{s['index']}.{s['sample']}",
             "prompt": s["prompt"],
-            "completion": s["completion"],
-            "notes": [("reason", s.get("reason")), ("reason err", s.get("error"))],
+            "completion": s.get("turns") or s["completion"],  # a trajectory turn by turn, with calls and results
+            "notes": [("reason", s.get("reason")), ("reason err", s.get("error"))]
+            + [("reason", line) for line in s.get("rewards", [])],
         }
         for s in samples
     ]

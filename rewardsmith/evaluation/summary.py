@@ -27,6 +27,7 @@ from typing import Any
 
 from rewardsmith.core.inputs import completion_text, prompt_text
 from rewardsmith.evaluation.stats import Extremes, Histogram, PassAtK, RunningStats
+from rewardsmith.evaluation.trajectory_view import reward_notes, turn_text
 
 __all__ = ["SummaryBuilder", "check_pass_threshold"]
 
@@ -261,7 +262,11 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _sample(row: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
-    return {
+    turns = turn_text(row.get("completion"))
+    extra = (
+        {} if turns is None else {"turns": _cut(turns, 2 * COMPLETION_CHARS), "rewards": reward_notes(row["rewards"])}
+    )
+    return extra | {
         "index": row["index"],
         "sample": row["sample"],
         "score": entry.get("score"),

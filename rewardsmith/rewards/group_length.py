@@ -17,7 +17,6 @@ group has its own.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -25,12 +24,10 @@ from rewardsmith.core.composite import Composite, Steps
 from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.groups import prompt_groups
-from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
-from rewardsmith.core.registry import get_reward, register_reward
+from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
-from rewardsmith.core.reward import Reward
-from rewardsmith.rewards.length import Unit, check_correct_column, check_unit, correct_or_unknown, measure_length
+from rewardsmith.rewards.length import CorrectnessInput, Unit, check_unit, correct_or_unknown, measure_length
 
 __all__ = ["GroupLength", "GroupRelative", "relative_to_group"]
 
@@ -64,7 +61,7 @@ def relative_to_group(
 
 
 @dataclass
-class GroupRelative(Composite):
+class GroupRelative(CorrectnessInput, Composite):
     """Base of the group-relative rewards: a cost per completion (:meth:`costs`), scored by :func:`relative_to_group`.
 
     Correctness comes from the ``correct_column`` or from another reward
@@ -83,17 +80,7 @@ class GroupRelative(Composite):
         super().__post_init__()
         if self.group_size is not None and self.group_size < 1:
             raise RewardConfigError(f"reward {self.name!r}: group_size must be >= 1, got {self.group_size}")
-        if self.correctness is not None:
-            self.correctness = get_reward(self.correctness)
-
-    def components(self) -> list[Reward]:
-        return [self.correctness] if self.correctness is not None else []
-
-    def inputs(self) -> dict[str, Input]:
-        return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
-
-    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
-        check_correct_column(self, self.correct_column, columns.get("correct"))
+        self.resolve_correctness()
 
     def costs(self, batch: Batch) -> list[Any]:
         """The cost of each completion (fewer is better)."""

@@ -31,6 +31,7 @@ from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._text import visible_text
 
 __all__ = [
+    "CorrectnessInput",
     "CosineLength",
     "Length",
     "SoftOverlong",
@@ -228,9 +229,33 @@ class Length(Reward):
         return RewardResult(value, f"{length} {self.unit}, {distance:g} outside the target")
 
 
+class CorrectnessInput:
+    """What a reward that needs correctness reads: its ``correctness`` reward, else its ``correct_column``.
+
+    A mixin for dataclass rewards with the fields ``correctness`` (a reward, or ``None``) and ``correct_column``.
+    """
+
+    correctness: Any
+    correct_column: str
+
+    def resolve_correctness(self) -> None:
+        """Make the ``correctness`` setting (a name, entry or reward) a reward."""
+        if self.correctness is not None:
+            self.correctness = get_reward(self.correctness)
+
+    def components(self) -> list[Reward]:
+        return [self.correctness] if self.correctness is not None else []
+
+    def inputs(self) -> dict[str, Input]:
+        return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
+
+    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
+        check_correct_column(self, self.correct_column, columns.get("correct"))  # type: ignore[arg-type]
+
+
 @register_reward("cosine_length", aliases=("cosine",))
 @dataclass
-class CosineLength(Composite):
+class CosineLength(CorrectnessInput, Composite):
     """Correctness scaled by length on a cosine schedule: short correct answers score most, short wrong ones least.
 
     A correct completion scores from ``max_value_correct`` (length 0) down to
@@ -271,22 +296,12 @@ class CosineLength(Composite):
         check_unit(self.name, self.unit)
         if self.max_length <= 0:
             raise RewardConfigError(f"reward {self.name!r}: max_length must be positive, got {self.max_length}")
-        if self.correctness is not None:
-            self.correctness = get_reward(self.correctness)
+        self.resolve_correctness()
 
     @property
     def score_range(self) -> tuple[float, float]:  # type: ignore[override]
         values = (self.min_value_wrong, self.max_value_wrong, self.min_value_correct, self.max_value_correct)
         return (min(values), max(values))
-
-    def components(self) -> list[Reward]:
-        return [self.correctness] if self.correctness is not None else []
-
-    def inputs(self) -> dict[str, Input]:
-        return {} if self.correctness is not None else {"correct": Column(self.correct_column)}
-
-    def check_data(self, columns: dict[str, Sequence[Any]]) -> None:
-        check_correct_column(self, self.correct_column, columns.get("correct"))
 
     def steps(self, batch: Batch, explain: bool) -> Steps:
         failed: set[int] = set()

@@ -15,7 +15,7 @@ What counts as the answer (only the final one, never a number found anywhere):
 Several answers in order against a reference that lists as many values
 (``p = \\boxed{3}``, ``q = \\boxed{5}`` against ``3, 5``) are one multi-part answer.
 Choice letters, inequalities against intervals, ordered lists and units are
-compared in ``_equivalence``.
+compared in ``_equivalence``; the comparison itself (exact checks, math-verify, caches) is in ``_mathcheck``.
 
 The reference comes from the ``answer`` column (``solution`` is used when
 there is no ``answer`` column; a worked solution's last ``\\boxed{}`` or
@@ -44,13 +44,10 @@ scores ``None``.
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from rewardsmith.core.engine import OnError
@@ -78,8 +75,22 @@ from rewardsmith.rewards._containers import (
     find_markers,
     last_end,
 )
-from rewardsmith.rewards._equivalence import choice_letters, interval_form, list_parts, ordered_prompt, without_unit
-from rewardsmith.rewards._latex import blow_up, has_repeat_notation, is_placeholder, is_prose, repeating_decimal
+from rewardsmith.rewards._equivalence import ordered_prompt, without_unit
+from rewardsmith.rewards._latex import is_placeholder, is_prose
+from rewardsmith.rewards._mathcheck import (
+    VARIABLE,
+    WARM_UP,
+    chain_values,
+    clear_caches,
+    compare,
+    hedge_reason,
+    normal_form,
+    parse_latex,
+    parts_of,
+    rational,
+    short,
+    strip_delimiters,
+)
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
@@ -88,91 +99,6 @@ from rewardsmith.rewards._text import (
 from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
 
 __all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
-
-_CACHE_SIZE = 4096
-#: Answers longer than this (in characters, without spacing) are not checked symbolically: they score as wrong
-#: unless written exactly as the reference.
-MAX_ANSWER_CHARS = 1000
-
-
-class _LRU(OrderedDict):
-    """A small least-recently-used cache, safe to share between threads (the slow ``make`` runs unlocked)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lock = threading.Lock()
-
-    def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
-        if sum(map(len, key if isinstance(key, tuple) else (key,))) > 2 * MAX_ANSWER_CHARS:
-            return make()  # huge keys are not kept
-        with self.lock:
-            if key in self:
-                self.move_to_end(key)
-                return self[key]
-        value = make()
-        with self.lock:
-            self[key] = value
-            if len(self) > _CACHE_SIZE:
-                self.popitem(last=False)
-        return value
-
-
-_PARSED: _LRU = _LRU()
-_DECIDED: _LRU = _LRU()
-
-_DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
-_SPACING = re.compile(r"\\[,;:! ]|\\left|\\right|\s+")
-_THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|,)(?=\d{3}(?!\d))")
-_PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
-_FRACTION = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?\d+)/(\d+)$")
-
-
-def clear_caches() -> None:
-    """Forget cached parses and decisions in this process (for benchmarks measuring cold runs)."""
-    for cache in (_PARSED, _DECIDED):
-        with cache.lock:
-            cache.clear()
-
-
-def _strip_delimiters(text: str) -> str:
-    text = text.strip().rstrip(".").strip()
-    for opening, closing in _DELIMITERS:
-        if len(text) >= len(opening) + len(closing) and text.startswith(opening) and text.endswith(closing):
-            return text[len(opening) : len(text) - len(closing)].strip()
-    return text
-
-
-def _normal_form(text: str) -> str:
-    """A spelling-insensitive form for the identical-answer check (meaning-preserving edits only)."""
-    text = _SPACING.sub("", text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac"))
-    return _THOUSANDS.sub("", text.replace("\\$", ""))
-
-
-def _rational(text: str) -> Fraction | None:
-    r"""The exact value of a plain rational answer, else ``None``.
-
-    Plain rationals: ``12``, ``-0.5``, ``\frac{3}{4}``, ``3/4``, ``1{,}000``, ``0.1\overline{6}``.
-
-    >>> _rational(r"-\dfrac{3}{4}"), _rational("10{,}000"), _rational("x+1"), _rational(r"0.\overline{3}")
-    (Fraction(-3, 4), Fraction(10000, 1), None, Fraction(1, 3))
-    """
-    form = _normal_form(text)
-    if len(form) > 200:
-        return None
-    if _PLAIN_NUMBER.match(form):
-        return Fraction(form)
-    repeating = repeating_decimal(form)
-    if repeating is not None:
-        return repeating
-    match = _FRACTION.match(form)
-    if match is None:
-        return None
-    sign, num, den, slash_num, slash_den = match.groups()
-    num, den = (num, den) if num is not None else (slash_num, slash_den)
-    if int(den) == 0:
-        return None
-    value = Fraction(int(num), int(den))
-    return -value if sign else value
 
 
 def reference_latex(gold: Any) -> str | None:
@@ -193,7 +119,7 @@ def reference_latex(gold: Any) -> str | None:
     boxed = boxed_contents(text)
     if boxed:
         text = boxed[-1]
-    text = _strip_delimiters(text)
+    text = strip_delimiters(text)
     return text or None
 
 
@@ -233,7 +159,7 @@ def final_math_answers(
     if found is None or isinstance(found, str):
         return None, found or "malformed"
     answers, where = found
-    answers = _real_answers([_strip_delimiters(a) for a in answers], prompt)
+    answers = _real_answers([strip_delimiters(a) for a in answers], prompt)
     if not answers:
         statements = answer_statements(segment)
         if statements is None:
@@ -241,13 +167,13 @@ def final_math_answers(
         # the last statement is the answer; an earlier one counts too unless it is prose ("answer: we first ...")
         stated = [a for a in statements[:-1] if not is_prose(a)] + statements[-1:]
         answers = [v for a in stated for v in statement_values(a)]
-        answers = [a for a in answers if not is_placeholder(_strip_delimiters(a))]
+        answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
         where = "answer phrase"
     if not answers:
         answers, where = closing_statement(segment) or [], "closing statement"
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)"
-    answers = [without_unit(_strip_delimiters(alt)) for a in answers for alt in alternatives(a)]
+    answers = [without_unit(strip_delimiters(alt)) for a in answers for alt in alternatives(a)]
     return [a for a in answers if a and a not in _BARE_DELIMITERS], where
 
 
@@ -313,146 +239,9 @@ def _real_answers(answers: list[str], prompt: str | None) -> list[str]:
     filled = [a for a in answers if not is_placeholder(a)]
     if not prompt or not filled:
         return filled
-    asked = {_normal_form(_strip_delimiters(b)) for b in boxed_contents(visible_text(prompt), limit=MAX_ANSWERS)}
-    own = [a for a in filled if _normal_form(a) not in asked]
+    asked = {normal_form(strip_delimiters(b)) for b in boxed_contents(visible_text(prompt), limit=MAX_ANSWERS)}
+    own = [a for a in filled if normal_form(a) not in asked]
     return own or filled
-
-
-def _math_verify() -> Any:
-    import math_verify
-    from math_verify import ExprExtractionConfig, LatexExtractionConfig
-
-    logging.getLogger("math_verify").setLevel(logging.ERROR)  # it warns when its own timeouts are off
-    return math_verify, [LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig()]
-
-
-def _parse(latex: str, timeout: int | None) -> list[Any]:
-    """math-verify's parse of ``latex`` (``[sympy_value, text]``), or ``[]`` when it does not parse.
-
-    math-verify falls back to returning the raw text when parsing fails;
-    that fallback is treated as "does not parse".
-    """
-
-    def make() -> list[Any]:
-        math_verify, config = _math_verify()
-        parsed = math_verify.parse(f"${latex}$", extraction_config=config, parsing_timeout=timeout)
-        return parsed if parsed and not isinstance(parsed[0], str) else []
-
-    return _PARSED.get_or(latex, make)
-
-
-def _kind(value: Any) -> str:
-    """The kind of a parsed answer: ``number`` (a constant), ``symbolic`` (free symbols, not a relation),
-    ``range`` (an interval or a union), or ``other``."""
-    import sympy
-
-    if isinstance(value, (sympy.Interval, sympy.Union)):
-        return "range"
-    if isinstance(value, sympy.Expr) and not isinstance(value, sympy.Symbol):
-        if value.is_number:
-            return "number"
-        if value.free_symbols:
-            return "symbolic"
-    return "other"
-
-
-def _clearly_different(gold: Any, predicted: Any) -> bool:
-    """Cheap proof that two parsed answers differ: two constants far apart, or a constant against a
-    range or an expression in a variable. Anything else is left to math-verify."""
-    if not gold or not predicted:
-        return False
-    g, p = gold[0], predicted[0]
-    kinds = {_kind(g), _kind(p)}
-    if kinds == {"number"}:
-        try:
-            a, b = complex(g.evalf(30)), complex(p.evalf(30))
-            return abs(a - b) > 1e-4 * max(1.0, abs(a), abs(b))
-        except (TypeError, ValueError, ArithmeticError):  # too large to compare as floats: not a cheap decision
-            return False
-    return kinds in ({"number", "range"}, {"number", "symbolic"})
-
-
-#: Answer shapes that warm the LaTeX parser when a worker starts (parsed once each, then forgotten).
-_WARM_UP = (
-    r"\frac{1}{2}", r"-\dfrac{3}{4}", r"2\sqrt{3}", r"\frac{\sqrt{3}}{2}", r"\sqrt[3]{2}", r"7\pi", r"\frac{\pi}{6}",
-    r"x^2 + 2x + 1", r"(x+1)(x-2)", r"3x - 5y", r"x = 5", r"y \le 2", r"\left( 3, \frac{\pi}{2} \right)",
-    r"[-2, 7)", r"(0, 9) \cup (9, 36)", r"(-\infty, 3]", r"\{1, 2, 3\}", r"1, -2", r"2 + 3i", r"45^\circ",
-    r"\text{(C)}", r"\text{Evelyn}", r"10\%", r"\$1.50", r"\log_2 8", r"\sin x", r"e^{2}", r"|x|",
-    r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}", r"a_{n+1}", r"\binom{5}{2}", r"n!", r"0.\overline{3}",
-)  # fmt: skip
-
-
-def _exact_form(latex: str) -> str:
-    r"""A repeating decimal as the fraction it is (math-verify reads ``0.\overline{3}`` as 0); anything else as is.
-
-    >>> _exact_form(r"0.\overline{3}"), _exact_form("x+1")
-    ('\\frac{1}{3}', 'x+1')
-    """
-    value = repeating_decimal(_normal_form(latex))
-    return latex if value is None else f"\\frac{{{value.numerator}}}{{{value.denominator}}}"
-
-
-class _LazyParse:
-    """A reference parsed on first use (most rational references never need sympy)."""
-
-    def __init__(self, latex: str, timeout: int | None) -> None:
-        self.latex, self.timeout = latex, timeout
-
-    def get(self) -> Any:
-        return _parse(_exact_form(self.latex), self.timeout)
-
-
-def _decide_exactly(gold: str, predicted: str) -> tuple[bool, str] | None:
-    """Whether two answers are the same, when that can be decided exactly without sympy (``None`` if not).
-
-    Besides identical answers and rationals, it decides "different" for
-    answers that cannot be equal for a cheap reason: one longer than
-    ``MAX_ANSWER_CHARS``, one astronomically large against one that is not,
-    and repeating-digit notation that is not an exact repeating decimal.
-
-    >>> _decide_exactly("10{,}000", "10000"), _decide_exactly(r"\\frac{1}{2}", "0.5"), _decide_exactly("x", "y")
-    ((True, 'identical'), (True, 'rationals'), None)
-    >>> _decide_exactly("12", "9^{9^{9}}"), _decide_exactly(r"\\frac{1}{3}", r"0.\\overline{3}")
-    ((False, 'not checked: a power with astronomically many digits'), (True, 'rationals'))
-    """
-    g_form, p_form = _normal_form(gold), _normal_form(predicted)
-    if g_form == p_form:
-        return True, "identical"
-    g, p = _rational(gold), _rational(predicted)
-    # Exact for rationals; only values within rounding distance go to math-verify,
-    # which compares numbers rounded to 6 decimals.
-    if g is not None and p is not None and (g == p or abs(g - p) > Fraction(1, 10**5) * max(1, abs(g))):
-        return g == p, "rationals"
-    for form, value in ((g_form, g), (p_form, p)):
-        if value is None and has_repeat_notation(form):
-            return False, "not checked: repeating digits written in a form that is not an exact repeating decimal"
-    if max(len(g_form), len(p_form)) > MAX_ANSWER_CHARS:
-        return False, f"not checked: more than {MAX_ANSWER_CHARS} characters (compared as written only)"
-    g_big, p_big = blow_up(g_form), blow_up(p_form)
-    if bool(g_big) != bool(p_big):
-        return False, f"not checked: {g_big or p_big}"
-    return None
-
-
-def _equivalent(gold: str, gold_parsed: Any, predicted: str, timeout: int | None) -> tuple[bool, str]:
-    """Whether ``predicted`` states the reference answer ``gold``, and how that was decided."""
-
-    def decide() -> tuple[bool, str]:
-        exact = _decide_exactly(gold, predicted)
-        if exact is not None:
-            return exact
-        parsed = _parse(_exact_form(predicted), timeout)
-        if not parsed:
-            return False, "unparseable"
-        gold_value = gold_parsed.get() if isinstance(gold_parsed, _LazyParse) else gold_parsed
-        if not gold_value:
-            return False, "reference unparseable"
-        if _clearly_different(gold_value, parsed):
-            return False, "different values"
-        math_verify, _ = _math_verify()
-        return bool(math_verify.verify(gold_value, parsed, timeout_seconds=timeout)), "math-verify"
-
-    return _DECIDED.get_or((gold, predicted), decide)
 
 
 @register_reward("math_accuracy", aliases=("accuracy",))
@@ -517,8 +306,8 @@ class MathAccuracy(Reward):
     def prepare_worker(self) -> None:
         # Import sympy and math-verify and warm the LaTeX parser's prediction cache on the shapes answers take,
         # so that the first samples a worker scores are not slowed (or timed out) by a cold parser.
-        for latex in _WARM_UP:
-            _parse(latex, None)
+        for latex in WARM_UP:
+            parse_latex(latex, None)
 
     def score_batch(self, batch: Batch) -> list[Any]:
         """Decide in this process what needs no sympy; send the rest to the worker processes.
@@ -557,105 +346,30 @@ class MathAccuracy(Reward):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")
         timeout = self._library_timeout()
         gold_value: Any = None
-        if gold is not None and _rational(gold) is None:  # whether a LaTeX reference parses takes sympy
+        if gold is not None and rational(gold) is None:  # whether a LaTeX reference parses takes sympy
             if not allow_sympy:
                 return None
-            gold_value = _parse(gold, timeout)
+            gold_value = parse_latex(gold, timeout)
         if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
         prompt_text = prompt if isinstance(prompt, str) else None
         answers, where = final_math_answers(completion, prompt_text, self.answer_tag, self.think_tag)
         if answers is None or not answers:
             return RewardResult(0.0, where)
-        answers = [value for answer in answers for value in _chain_values(answer)]
+        answers = [value for answer in answers for value in chain_values(answer)]
         last = answers[-1]
-        hedge = _hedge(answers, allow_sympy, timeout)
+        hedge = hedge_reason(answers, allow_sympy, timeout)
         if hedge is None:
             return None
         if hedge:
-            parts, opening, closing = _parts_of(gold)
+            parts, opening, closing = parts_of(gold)
             if not (2 <= len(parts) == len(answers)):
                 return RewardResult(0.0, hedge)
             # a problem asking for several quantities, answered one box each, in order
-            joined = ", ".join(_VARIABLE.sub("", a) for a in answers)
+            joined = ", ".join(VARIABLE.sub("", a) for a in answers)
             last, where = f"{opening}{joined}{closing}", f"{where}, one per part"
-        verdict = _compare(gold, gold_value, last, ordered_prompt(prompt_text), allow_sympy, timeout)
+        verdict = compare(gold, gold_value, last, ordered_prompt(prompt_text), allow_sympy, timeout)
         if verdict is None:
             return None
         ok, how = verdict
-        return RewardResult(1.0 if ok else 0.0, f"predicted {_short(last)} ({where}), reference {_short(gold)}: {how}")
-
-
-_VARIABLE = re.compile(r"^\s*[A-Za-z](?:_\{?\w{1,5}\}?)?\s*=\s*")
-_RELATIONS = ("<", ">", "\\le", "\\ge", "\\ne", "\\approx")
-
-
-def _parts_of(gold: str) -> tuple[list[str], str, str]:
-    r"""The parts of a reference that lists several values (``3, 5`` or the tuple ``(3, 5)``), and its brackets.
-
-    >>> _parts_of("3, 5"), _parts_of(r"\left( 3, 4 \right)"), _parts_of("7")
-    ((['3', '5'], '', ''), (['3', '4'], '(', ')'), ([], '', ''))
-    """
-    text = gold.strip()
-    for opening, closing in (("\\left(", "\\right)"), ("(", ")")):
-        if text.startswith(opening) and text.endswith(closing):
-            return list_parts(text[len(opening) : len(text) - len(closing)]), "(", ")"
-    return list_parts(text), "", ""
-
-
-def _chain_values(answer: str) -> list[str]:
-    r"""The values a chain of equalities states when its sides are different numbers (``x = 18 = 20``), else the answer.
-
-    >>> _chain_values("x = 18 = 20"), _chain_values("18=20"), _chain_values(r"\frac{6}{2} = 3"), _chain_values("x = 5")
-    (['18', '20'], ['18', '20'], ['\\frac{6}{2} = 3'], ['x = 5'])
-    """
-    if "=" not in answer or len(answer) > MAX_ANSWER_CHARS or any(r in answer for r in _RELATIONS):
-        return [answer]
-    sides = [side.strip() for side in answer.split("=")]
-    values = [(side, _rational(side)) for side in sides]
-    if len({v for _, v in values if v is not None}) > 1:
-        return [side for side, v in values if v is not None]
-    return [answer]
-
-
-def _hedge(answers: list[str], allow_sympy: bool, timeout: int | None) -> str | None:
-    """Why the answers are a hedge (``""``: they agree; ``None``: telling takes sympy, which is not allowed)."""
-    last = answers[-1]
-    for other in answers[:-1]:
-        exact = _decide_exactly(last, other)
-        if exact is None and not allow_sympy:
-            return None
-        same = exact[0] if exact else _equivalent(last, _parse(last, timeout) or [last], other, timeout)[0]
-        if not same:
-            return f"hedged between {_short(other)!r} and {_short(last)!r}"
-    return ""
-
-
-def _compare(
-    gold: str, gold_value: Any, predicted: str, ordered: bool, allow_sympy: bool, timeout: int | None
-) -> tuple[bool, str] | None:
-    """Whether ``predicted`` states ``gold``, and how that was decided (``None``: needs sympy, not allowed)."""
-    g_parts, p_parts = list_parts(gold), list_parts(predicted)
-    if ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts):
-        verdicts = [_compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(g_parts, p_parts)]
-        if any(v is None for v in verdicts):
-            return None
-        return all(v[0] for v in verdicts if v), "compared in order, part by part"
-    g_choice, p_choice = choice_letters(gold), choice_letters(predicted)
-    if g_choice and p_choice:
-        return g_choice == p_choice, "choice letters"
-    as_interval = interval_form(predicted)
-    if as_interval and ("\\infty" in gold or gold[:1] in "([") and interval_form(gold) is None:
-        predicted = as_interval
-    elif interval_form(gold) and ("\\infty" in predicted or predicted[:1] in "(["):
-        gold, gold_value = interval_form(gold) or gold, None
-    exact = _decide_exactly(gold, predicted)
-    if exact is None and not allow_sympy:
-        return None
-    if exact is None:  # a rational reference is parsed only now that math-verify is needed
-        exact = _equivalent(gold, gold_value or _LazyParse(gold, timeout), predicted, timeout)
-    return exact
-
-
-def _short(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else f"{text[: limit - 20]}... ({len(text)} characters)"
+        return RewardResult(1.0 if ok else 0.0, f"predicted {short(last)} ({where}), reference {short(gold)}: {how}")
