@@ -167,15 +167,11 @@ def evaluate(
     complete = False
     try:
         with JobFolder(output_dir, checked.identity, n, overwrite) as folder:
-            builder = SummaryBuilder({r.name: r.score_range for r in checked.rewards}, n, pass_threshold)
-            tracker = FailureTracker()
-            done = folder.recover(lambda row: (builder.add(row), tracker.add(row)))
+            builder, tracker, done = _recovered(folder, checked, pass_threshold)
             prompts = _count_prompts(dataset, dataset_options)
             bar = Progress(None if prompts is None else prompts * n, done, enabled=progress)
             try:
-                shards = _shards(checked, runner, done, batch_size)
-                for shard, scores in scoring.score_shards(checked.rewards, shards):
-                    out = runner.rows(shard, scores)
+                for out in _scored_rows(scoring, checked, runner, _shards(checked, runner, done, batch_size)):
                     with _sigint_deferred():  # the file and the statistics move together
                         folder.append(out)
                         for row in out:
@@ -184,11 +180,7 @@ def evaluate(
                     bar.advance(len(out))
                 complete = True
             except KeyboardInterrupt:
-                logger.warning(
-                    "evaluation stopped: %d rows are kept in %s; run the same job again to continue",
-                    builder.rows,
-                    folder.results_path,
-                )
+                logger.warning(_STOPPED, builder.rows, folder.results_path)
                 raise
             finally:
                 bar.finish(complete)
@@ -196,6 +188,25 @@ def evaluate(
     finally:
         runner.close()
     return EvalReport(Path(output_dir), summary, complete)
+
+
+_STOPPED = "evaluation stopped: %d rows are kept in %s; run the same job again to continue"
+
+
+def _recovered(
+    folder: JobFolder, checked: CheckedJob, pass_threshold: float | dict[str, float] | None
+) -> tuple[SummaryBuilder, FailureTracker, int]:
+    """The statistics and failures of the rows an earlier run of the job wrote, and how many rows that is."""
+    builder = SummaryBuilder({r.name: r.score_range for r in checked.rewards}, checked.n, pass_threshold)
+    tracker = FailureTracker()
+    done = folder.recover(lambda row: (builder.add(row), tracker.add(row)))
+    return builder, tracker, done
+
+
+def _scored_rows(scoring: Any, checked: CheckedJob, runner: _BatchRunner, shards: Iterator[Any]) -> Iterator[list]:
+    """The results rows of each shard, as the engine scores them."""
+    for shard, scores in scoring.score_shards(checked.rewards, shards):
+        yield runner.rows(shard, scores)
 
 
 def _checked_job(
