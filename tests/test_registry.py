@@ -263,7 +263,13 @@ def test_unregister(clean_names):
 
 def test_describe_reward_gives_settings_and_columns():
     info = describe_reward("gsm8k_accuracy", answer_column="gold")
-    assert info.settings == {"answer_column": "gold", "fallback_last_number": True, "reasoning_delimiters": None}
+    assert info.settings == {
+        "answer_column": "gold",
+        "fallback_last_number": True,
+        "reasoning_delimiters": None,
+        "answer_tag": "answer",
+        "think_tag": "think",
+    }
     assert info.required_columns == ["gold"]
     assert info.engine["on_error"] == "zero"  # a correctness reward: a failed check scores as a wrong answer
     fn_info = describe_reward("test_registry:polite")
