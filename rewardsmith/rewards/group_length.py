@@ -27,7 +27,7 @@ from rewardsmith.core.groups import prompt_groups
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
-from rewardsmith.rewards.length import CorrectnessInput, Unit, check_unit, correct_or_unknown, measure_length
+from rewardsmith.rewards.length import CorrectnessInput, Unit, check_unit, measure_length
 
 __all__ = ["GroupLength", "GroupRelative", "relative_to_group"]
 
@@ -90,12 +90,7 @@ class GroupRelative(CorrectnessInput, Composite):
         return self.cost_unit
 
     def steps(self, batch: Batch, explain: bool) -> Steps:
-        failed: set[int] = set()
-        if self.correctness is not None:
-            (scored,) = yield [(self.correctness, batch)]
-            correct, failed = scored.scores, scored.failed
-        else:
-            correct = [correct_or_unknown(v) for v in self.injection.values(batch, "correct") or []]
+        correct, failed = yield from self.read_correctness(batch)
         groups = prompt_groups(batch, self.group_size, self.name)
         return Scored(
             relative_to_group(self.costs(batch), correct, groups, self.threshold, self.unit_label(), explain), failed

@@ -243,6 +243,16 @@ class CorrectnessInput:
         if self.correctness is not None:
             self.correctness = get_reward(self.correctness)
 
+    def read_correctness(self, batch: Batch) -> Steps:
+        """Each row's correctness (``None``: unknown) and the rows whose correctness check failed.
+
+        A step of a composite's ``steps``: ``correct, failed = yield from self.read_correctness(batch)``.
+        """
+        if self.correctness is None:
+            return [correct_or_unknown(v) for v in self.injection.values(batch, "correct") or []], set()  # type: ignore[attr-defined]
+        (scored,) = yield [(self.correctness, batch)]
+        return scored.scores, scored.failed
+
     def components(self) -> list[Reward]:
         return [self.correctness] if self.correctness is not None else []
 
@@ -304,12 +314,7 @@ class CosineLength(CorrectnessInput, Composite):
         return (min(values), max(values))
 
     def steps(self, batch: Batch, explain: bool) -> Steps:
-        failed: set[int] = set()
-        if self.correctness is not None:
-            (scored,) = yield [(self.correctness, batch)]
-            correct, failed = scored.scores, scored.failed
-        else:
-            correct = [correct_or_unknown(v) for v in self.injection.values(batch, "correct") or []]
+        correct, failed = yield from self.read_correctness(batch)
         ids = batch.completion_ids or [None] * len(batch)
         out: list[Any] = []
         for i, (text, completion_ids, score) in enumerate(zip(batch.texts, ids, correct)):
