@@ -40,18 +40,19 @@ def test_demo_command_runs():
     assert "mean gsm8k_accuracy" in result.stdout
 
 
-#: The suite's shortened demo run: its first 500 of 1,000 steps. Over the last 10% of those steps the mean
-#: ``gsm8k_accuracy`` was 0.20-0.78 on six seeds (0.46 on the config's seed 0), from 0.02-0.03 at the start;
-#: the run asserts it ends above chance (0.1) by a margin that held on every one of them.
-REDUCED_STEPS = 500
-MIN_END_ACCURACY = 0.15
+#: The suite's shortened demo run: its first 300 of 1,000 steps (a constant learning rate makes it the start of
+#: the full run). Over the last 10% of those steps the mean ``gsm8k_accuracy`` was 0.51-0.99 on six seeds (0.58
+#: on the config's seed 0), from 0.01-0.02 at the first logged step; the run asserts at least 0.3, three times
+#: chance, a margin that held on every one of them.
+REDUCED_STEPS = 300
+MIN_END_ACCURACY = 0.3
 
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("training")
 def test_demo_learns_the_task_not_only_the_format(tmp_path, monkeypatch):
-    """The embedded default, shortened: correctness (an exact check of the copied digit) rises from below
-    chance to above it, the format is learned, and the summary gives each reward's verdict."""
+    """The embedded default, shortened: correctness (an exact check of the copied digit) rises from chance
+    (one digit in ten) to well above it, the format is learned, and the summary gives each reward's verdict."""
     from rewardsmith.demo import train_demo
 
     monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
@@ -59,9 +60,11 @@ def test_demo_learns_the_task_not_only_the_format(tmp_path, monkeypatch):
     result = train_demo(tmp_path / "demo", max_steps=REDUCED_STEPS, console=Console(file=out, width=200))
     summary = result.summary
     assert summary.steps == REDUCED_STEPS
-    assert summary.rewards_start["gsm8k_accuracy"] <= 0.1, summary  # chance: one digit in ten
+    # The start is the first logged step (as in the demo's verdicts): the first 10% already holds the climb.
+    first = json.loads((tmp_path / "demo" / "reward_history.json").read_text())[0]
+    assert first["gsm8k_accuracy"] <= 0.1, first  # chance: one digit in ten
     assert summary.rewards_end["gsm8k_accuracy"] >= MIN_END_ACCURACY, summary
-    assert summary.rewards_end["think_format"] > summary.rewards_start["think_format"] + 0.3, summary
+    assert summary.rewards_end["think_format"] > first["think_format"] + 0.3, summary
     verdicts = out.getvalue().split("which rewards learned")[-1]
     assert "think_format: " in verdicts and "learned" in verdicts and "gsm8k_accuracy: " in verdicts
     curve = Path(summary.curve)
