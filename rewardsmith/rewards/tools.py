@@ -193,11 +193,11 @@ class ToolSuccess(Reward):
         calls = trajectory.calls
         if not calls:
             return RewardResult(None, "no tool calls")
-        failed = [c for c in calls if not c.ok]
-        reason = f"{len(calls) - len(failed)} of {len(calls)} call(s) succeeded"
-        return RewardResult(
-            (len(calls) - len(failed)) / len(calls), reason + (f"; {_failure(failed[0])}" if failed else "")
-        )
+        made, succeeded = len(calls), len(calls) - trajectory.failed_calls
+        reason = f"{succeeded} of {made} call(s) succeeded"
+        if succeeded < made:
+            reason = f"{reason}; {_failure(next(c for c in calls if not c.ok))}"
+        return RewardResult(succeeded / made, reason)
 
 
 @register_reward("tool_efficiency")
