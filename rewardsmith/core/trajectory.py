@@ -18,22 +18,12 @@ tool result; text in tool arguments or copied from tool results is not an answer
 
 from __future__ import annotations
 
-import functools
 import operator
-import re
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from rewardsmith.core.tool_calls import (
-    _OPEN,
-    MAX_CALLS_PER_MESSAGE,
-    ToolCall,
-    message_text,
-    read_call,
-    strict_json,
-    structured_calls,
-    text_calls,
-)
+from rewardsmith.core.tool_calls import MAX_CALLS_PER_MESSAGE, ToolCall, read_call, strict_json
+from rewardsmith.core.trajectory_read import Message, count_rollout, read_rollout, rollout_items, rollout_messages
 
 __all__ = [
     "MAX_CALLS_PER_MESSAGE",
@@ -41,6 +31,7 @@ __all__ = [
     "ToolCall",
     "Trajectory",
     "batch_trajectories",
+    "call_counts",
     "is_trajectory",
     "read_call",
     "strict_json",
@@ -48,29 +39,15 @@ __all__ = [
     "trajectory",
 ]
 
-_ERROR_TEXT = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:""")
-_is_error_text = _ERROR_TEXT.match
-#: Builds a named tuple from an iterable of all its fields, without the generated ``__new__``'s keyword handling.
-_new = tuple.__new__
 _blank = object.__new__
-
-
-class Message(NamedTuple):
-    """One message of a trajectory: ``role``, text ``content``, the ``calls`` it makes (with what came back), a
-    tool's ``name``."""
-
-    role: str
-    content: str
-    calls: tuple[ToolCall, ...] = ()
-    name: str | None = None
 
 
 class Trajectory:
     """A rollout in one form: its messages, its calls in order (with results), its final message and turns.
 
-    Immutable. A trajectory read by :func:`trajectory` reads its calls, final
-    message and turns in one pass over the rollout, and builds its
-    :attr:`messages` only when they are asked for.
+    Immutable. One read by :func:`trajectory` reads what a reward asks for:
+    the number of calls, of failed calls, the final message and the turns
+    come from one pass; the calls and messages are built when first asked for.
 
     >>> t = trajectory([
     ...     {"role": "assistant", "content": "", "tool_calls": [
@@ -78,34 +55,50 @@ class Trajectory:
     ...     {"role": "tool", "name": "add", "content": "4"},
     ...     {"role": "assistant", "content": "<answer>4</answer>"},
     ... ])
-    >>> [(c.name, c.arguments, c.result) for c in t.calls], t.final_message, t.turns
-    ([('add', {'a': 2, 'b': 2}, '4')], '<answer>4</answer>', 2)
+    >>> t.call_count, t.failed_calls, t.final_message, t.turns
+    (1, 0, '<answer>4</answer>', 2)
+    >>> [(c.name, c.arguments, c.result) for c in t.calls]
+    [('add', {'a': 2, 'b': 2}, '4')]
     >>> t == Trajectory(t.messages, t.calls, t.final_message, t.turns)
     True
     """
 
-    __slots__ = ("_calls", "_failed", "_final", "_made", "_messages", "_source", "_turns")
+    __slots__ = ("_calls", "_count", "_failed", "_final", "_messages", "_source", "_turns")
 
     def __init__(self, messages: Sequence[Message], calls: Sequence[ToolCall], final_message: str, turns: int) -> None:
+        self._source = None
         self._messages = tuple(messages)
-        self._calls = tuple(calls)
-        self._final = final_message
-        self._turns = turns
-        self._failed = sum(1 for c in self._calls if not c.ok)
-        self._source = self._made = None
+        self._set_calls(tuple(calls))
+        self._final, self._turns = final_message, turns
+
+    def _set_calls(self, calls: tuple[ToolCall, ...]) -> None:
+        self._calls, self._count = calls, len(calls)
+        self._failed = sum(1 for c in calls if not c.ok)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """Every call, in the order made, each with its result or error (or neither, if it never ran)."""
+        if self._calls is None:
+            self._set_calls(read_rollout(self._source)[0])
+        return self._calls  # type: ignore[return-value]
 
     @property
     def messages(self) -> tuple[Message, ...]:
         """Every message: role, text (``<tool_call>`` blocks taken out), the calls it made with what came back."""
         if self._messages is None:
-            self._messages = _messages(self._source, self._calls, self._made)
-            self._source = self._made = None
+            self._messages = rollout_messages(self._source, self.calls)  # type: ignore[arg-type]
+            self._source = None
         return self._messages
 
     @property
-    def calls(self) -> tuple[ToolCall, ...]:
-        """Every call, in the order made, each with its result or error (or neither, if it never ran)."""
-        return self._calls
+    def call_count(self) -> int:
+        """How many calls the rollout made (``len(calls)``, without building them)."""
+        return self._count
+
+    @property
+    def failed_calls(self) -> int:
+        """Calls that are malformed, got an error back, or never ran."""
+        return self._failed
 
     @property
     def final_message(self) -> str:
@@ -117,13 +110,8 @@ class Trajectory:
         """Assistant messages."""
         return self._turns
 
-    @property
-    def failed_calls(self) -> int:
-        """Calls that are malformed, got an error back, or never ran."""
-        return self._failed
-
     def _fields(self) -> tuple[Any, ...]:
-        return (self.messages, self._calls, self._final, self._turns)
+        return (self.messages, self.calls, self._final, self._turns)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Trajectory:
@@ -149,155 +137,43 @@ def is_trajectory(completion: Any) -> bool:
     return isinstance(completion, (list, tuple)) and sum(1 for m in completion if isinstance(m, dict)) > 1
 
 
-def _rollout(completion: Any) -> list[Any]:
-    """A completion as a list of raw messages (a new list: the reader replaces non-dict items in it)."""
-    if isinstance(completion, str) or completion is None:
-        return [{"role": "assistant", "content": completion or ""}]
-    if isinstance(completion, dict):
-        return [completion]
-    return list(completion) if isinstance(completion, (list, tuple)) else [str(completion)]
-
-
-def _error_of(message: dict[str, Any], content: Any, text: str) -> str | None:
-    if message.get("is_error") is True or message.get("status") == "error":
-        return text or "error"
-    if isinstance(content, dict) and "error" in content:
-        return str(content["error"])
-    if _ERROR_TEXT.match(text):
-        return text
-    return None
-
-
-def _is_ok(fields: list[Any]) -> bool:
-    return fields[4] is None and fields[2] is not None and fields[3] is None
-
-
-def _ids(calls: list[list[Any]], start: int) -> dict[str, int]:
-    """The calls of the last turn (from ``start``) by id (the last of two with one id wins), built when a result
-    names an id."""
-    return {calls[i][6]: i for i in range(start, len(calls)) if calls[i][6] is not None}
-
-
-def _attach(message: dict[str, Any], calls: list[list[Any]], pending: list[int], by_id: dict[str, int] | None) -> int:
-    """Attach a tool message to its call (by ``tool_call_id``, else the oldest call still waiting).
-
-    Returns the change in the number of calls that succeeded (a call answered twice by id counts once).
-    """
-    call_id = message.get("tool_call_id")
-    index = by_id.pop(call_id, None) if by_id is not None and isinstance(call_id, str) else None
-    before = 0
-    if index is not None:
-        try:
-            pending.remove(index)
-        except ValueError:  # already answered in order: this result replaces that one
-            before = _is_ok(calls[index])
-    elif pending:
-        index = pending.pop(0)
-    else:
-        return 0
-    content = message.get("content")
-    text = content if type(content) is str else message_text(content)
-    error = _error_of(message, content, text)
-    fields = calls[index]
-    fields[2], fields[3] = None if error else text, error
-    return _is_ok(fields) - before
-
-
-def _calls_made(structured: Any, text: str, turn: int) -> tuple[list[list[Any]], str]:
-    """The calls of an assistant message (its ``tool_calls``, else its ``<tool_call>`` blocks) and its text."""
-    if isinstance(structured, dict):
-        structured = [structured]
-    if isinstance(structured, (list, tuple)) and structured:
-        return structured_calls(structured, turn), text
-    calls, text = text_calls(text, turn)
-    return [list(c) for c in calls], text
-
-
-#: A :class:`ToolCall` from the list of its fields.
-_as_call = functools.partial(_new, ToolCall)
-
-
 def trajectory(completion: Any) -> Trajectory:
     """A completion (text, one message, or a list of messages) as a :class:`Trajectory`.
 
     Results attach to calls by ``tool_call_id`` or, as TRL sends them, in
     order. A tool result whose text is ``{'error': ...}`` (what TRL writes
-    when a tool raises) or a message marked ``is_error`` is an error. One
-    pass reads the calls, final message and turns (linear in the rollout);
-    the messages are built when first asked for.
+    when a tool raises) or a message marked ``is_error`` is an error. Reading
+    is linear in the rollout; in TRL's shape the calls are built only when
+    asked for.
 
     >>> t = trajectory('<think><tool_call>{"name": "rm", "arguments": {}}</tool_call></think>'
     ...                '<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>')
     >>> [c.name for c in t.calls], t.calls[0].executed
     (['add'], False)
     """
-    items = list(completion) if type(completion) is list else _rollout(completion)
-    calls: list[list[Any]] = []  # the fields of each call, filled in place as results come back
-    pending: list[int] = []  # calls of the last assistant turn still waiting for a result, oldest first
-    by_id: dict[str, int] | None = None  # those calls by id, once a result names one
-    made: list[tuple[int, int, int, str]] = []  # (message, first call, end, text) of messages with calls
-    start = turns = ok = 0
-    final: str | None = None
-    for position, raw in enumerate(items):
-        if type(raw) is not dict and not isinstance(raw, dict):
-            raw = items[position] = {"role": "assistant", "content": message_text(raw)}
-        role = raw.get("role", "assistant")
-        if role == "tool":
-            final = None
-            content = raw.get("content")
-            plain = type(content) is str and "is_error" not in raw and "status" not in raw
-            if pending and plain and raw.get("tool_call_id") is None:  # TRL's shape: text results, in order
-                fields = calls[pending.pop(0)]
-                if _is_error_text(content):
-                    fields[3] = content
-                else:
-                    fields[2] = content
-                    ok += fields[4] is None
-                continue
-            if by_id is None and isinstance(raw.get("tool_call_id"), str):
-                by_id = _ids(calls, start)
-            ok += _attach(raw, calls, pending, by_id)
-        elif role == "assistant":
-            content = raw.get("content")
-            final = content if type(content) is str else message_text(content)
-            structured = raw.get("tool_calls")
-            pending, by_id, start = [], None, len(calls)  # calls a later turn did not wait for never get a result
-            if structured or _OPEN in final:
-                if type(structured) is list and structured:
-                    new = structured_calls(structured, turns)
-                else:
-                    new, final = _calls_made(structured, final, turns)
-                made.append((position, start, start + len(new), final))
-                calls += new
-                pending = list(range(start, len(calls)))
-            turns += 1
+    items = list(completion) if type(completion) is list else rollout_items(completion)
     out = _blank(Trajectory)
-    out._calls = done = tuple(map(_as_call, calls)) if calls else ()
-    out._failed, out._final, out._turns = len(done) - ok, "" if final is None else final.strip(), turns
-    out._messages, out._source, out._made = None, items, made
+    out._source, out._messages = items, None
+    counted = count_rollout(items)
+    if counted is None:
+        calls, out._final, out._turns = read_rollout(items)
+        out._set_calls(calls)
+    else:
+        out._calls = None
+        out._count, out._failed, out._final, out._turns = counted
     return out
 
 
-def _messages(items: list[dict[str, Any]], calls: tuple[ToolCall, ...], made: list[Any]) -> tuple[Message, ...]:
-    """The messages of a rollout read by :func:`trajectory`, each assistant message with the calls it made."""
-    out: list[Message] = []
-    for raw in items:
-        role = raw.get("role", "assistant")
-        content = raw.get("content")
-        text = content if type(content) is str else message_text(content)
-        if role == "tool":
-            name = raw.get("name")
-            out.append(_new(Message, ("tool", text, (), name if isinstance(name, str) else None)))
-        elif role == "assistant":
-            out.append(_new(Message, ("assistant", text, (), None)))
-        else:
-            out.append(Message(str(role), text))
-    for position, start, end, text in made:
-        out[position] = _new(Message, ("assistant", text, calls[start:end], None))
-    return tuple(out)
+_count_of, _failed_of = operator.attrgetter("_count"), operator.attrgetter("_failed")
 
 
-_calls_of, _failed_of = operator.attrgetter("_calls"), operator.attrgetter("_failed")
+def call_counts(trajectories: Sequence[Trajectory]) -> tuple[list[int], list[int]]:
+    """The calls and the failed calls of each trajectory (read in one go, without building a call).
+
+    >>> call_counts([trajectory('<tool_call>{"name": "f"}</tool_call>'), trajectory("no calls")])
+    ([1, 0], [1, 0])
+    """
+    return list(map(_count_of, trajectories)), list(map(_failed_of, trajectories))
 
 
 def tool_use_counts(trajectories: Sequence[Trajectory]) -> tuple[int, int, int]:
@@ -306,8 +182,8 @@ def tool_use_counts(trajectories: Sequence[Trajectory]) -> tuple[int, int, int]:
     >>> tool_use_counts([trajectory('<tool_call>{"name": "f"}</tool_call>'), trajectory("no calls")])
     (1, 1, 1)
     """
-    made = list(map(len, map(_calls_of, trajectories)))
-    return sum(made), sum(map(_failed_of, trajectories)), made.count(0)
+    made, failed = call_counts(trajectories)
+    return sum(made), sum(failed), made.count(0)
 
 
 #: The last batch read with a step key: ``(key, its completions, their trajectories)``.
