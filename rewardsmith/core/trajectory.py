@@ -63,24 +63,19 @@ class Trajectory:
     True
     """
 
-    __slots__ = ("_calls", "_count", "_failed", "_final", "_messages", "_source", "_turns")
+    #: ``_counts``: (calls, failed calls, final message, turns); ``_calls`` is ``None`` until the calls are asked for.
+    __slots__ = ("_calls", "_counts", "_messages", "_source")
 
     def __init__(self, messages: Sequence[Message], calls: Sequence[ToolCall], final_message: str, turns: int) -> None:
-        self._source = None
-        self._messages = tuple(messages)
-        self._set_calls(tuple(calls))
-        self._final, self._turns = final_message, turns
-
-    def _set_calls(self, calls: tuple[ToolCall, ...]) -> None:
-        self._calls, self._count = calls, len(calls)
-        self._failed = sum(1 for c in calls if not c.ok)
+        self._source, self._messages, self._calls = None, tuple(messages), tuple(calls)
+        self._counts = _counts(self._calls, final_message, turns)
 
     @property
     def calls(self) -> tuple[ToolCall, ...]:
         """Every call, in the order made, each with its result or error (or neither, if it never ran)."""
         if self._calls is None:
-            self._set_calls(read_rollout(self._source)[0])
-        return self._calls  # type: ignore[return-value]
+            self._calls = read_rollout(self._source)[0]
+        return self._calls
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -93,25 +88,25 @@ class Trajectory:
     @property
     def call_count(self) -> int:
         """How many calls the rollout made (``len(calls)``, without building them)."""
-        return self._count
+        return self._counts[0]
 
     @property
     def failed_calls(self) -> int:
         """Calls that are malformed, got an error back, or never ran."""
-        return self._failed
+        return self._counts[1]
 
     @property
     def final_message(self) -> str:
         """The last assistant message after the last tool result (stripped); ``""`` if the rollout ends on one."""
-        return self._final
+        return self._counts[2]
 
     @property
     def turns(self) -> int:
         """Assistant messages."""
-        return self._turns
+        return self._counts[3]
 
     def _fields(self) -> tuple[Any, ...]:
-        return (self.messages, self.calls, self._final, self._turns)
+        return (self.messages, self.calls, self._counts[2], self._counts[3])
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Trajectory:
@@ -153,18 +148,20 @@ def trajectory(completion: Any) -> Trajectory:
     """
     items = list(completion) if type(completion) is list else rollout_items(completion)
     out = _blank(Trajectory)
-    out._source, out._messages = items, None
+    out._source, out._messages, out._calls = items, None, None
     counted = count_rollout(items)
     if counted is None:
-        calls, out._final, out._turns = read_rollout(items)
-        out._set_calls(calls)
-    else:
-        out._calls = None
-        out._count, out._failed, out._final, out._turns = counted
+        calls, final, turns = read_rollout(items)
+        out._calls, counted = calls, _counts(calls, final, turns)
+    out._counts = counted
     return out
 
 
-_count_of, _failed_of = operator.attrgetter("_count"), operator.attrgetter("_failed")
+def _counts(calls: tuple[ToolCall, ...], final: str, turns: int) -> tuple[int, int, str, int]:
+    return len(calls), sum(1 for c in calls if not c.ok), final, turns
+
+
+_counts_of, _count_of, _failed_of = operator.attrgetter("_counts"), operator.itemgetter(0), operator.itemgetter(1)
 
 
 def call_counts(trajectories: Sequence[Trajectory]) -> tuple[list[int], list[int]]:
@@ -173,7 +170,8 @@ def call_counts(trajectories: Sequence[Trajectory]) -> tuple[list[int], list[int
     >>> call_counts([trajectory('<tool_call>{"name": "f"}</tool_call>'), trajectory("no calls")])
     ([1, 0], [1, 0])
     """
-    return list(map(_count_of, trajectories)), list(map(_failed_of, trajectories))
+    counts = list(map(_counts_of, trajectories))
+    return list(map(_count_of, counts)), list(map(_failed_of, counts))
 
 
 def tool_use_counts(trajectories: Sequence[Trajectory]) -> tuple[int, int, int]:

@@ -60,21 +60,14 @@ def rollout_items(completion: Any) -> list[Any]:
     return list(completion) if isinstance(completion, (list, tuple)) else [str(completion)]
 
 
-def _trl_call(raw: Any) -> bool:
-    """Whether a call is well formed in TRL's shape (``{"function": {"name": str, "arguments": dict}}``, or the
-    arguments as a JSON object string, as OpenAI writes them)."""
-    inner = raw.get("function") if type(raw) is dict else None
-    if type(inner) is not dict or "name" in raw:
+def _object_text(arguments: Any) -> bool:
+    """Whether call arguments are a JSON object string (or blank, which reads as no arguments)."""
+    if type(arguments) is not str:
         return False
-    name, arguments = inner.get("name"), inner.get("arguments")
-    if type(name) is not str or not name.strip():
+    try:
+        return not arguments.strip() or type(strict_json(arguments)) is dict
+    except (ValueError, RecursionError):
         return False
-    if type(arguments) is str:
-        try:
-            arguments = strict_json(arguments) if arguments.strip() else {}
-        except (ValueError, RecursionError):
-            return False
-    return type(arguments) is dict
 
 
 def count_rollout(items: list[Any]) -> tuple[int, int, str, int] | None:
@@ -118,8 +111,14 @@ def count_rollout(items: list[Any]) -> tuple[int, int, str, int] | None:
             if structured:
                 if type(structured) is not list or len(structured) > MAX_CALLS_PER_MESSAGE:
                     return None
-                for call in structured:
-                    if not _trl_call(call):
+                for call in structured:  # well formed in TRL's shape: {"function": {"name", "arguments"}}
+                    inner = call.get("function") if type(call) is dict else None
+                    if type(inner) is not dict or "name" in call:
+                        return None
+                    name, arguments = inner.get("name"), inner.get("arguments")
+                    if type(name) is not str or not name.strip():
+                        return None
+                    if type(arguments) is not dict and not _object_text(arguments):
                         return None
                 waiting = len(structured)
                 made += waiting
