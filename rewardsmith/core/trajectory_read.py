@@ -64,6 +64,8 @@ def _object_text(arguments: Any) -> bool:
     """Whether call arguments are a JSON object string (or blank, which reads as no arguments)."""
     if type(arguments) is not str:
         return False
+    if arguments == "{}":  # a tool without parameters
+        return True
     try:
         return not arguments.strip() or type(strict_json(arguments)) is dict
     except (ValueError, RecursionError):
