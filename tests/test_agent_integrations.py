@@ -79,6 +79,17 @@ def test_verifiers_scores_a_tool_rollout_by_what_the_final_message_says(vf, math
 
 
 @needs_verifiers
+def test_a_stored_trace_rescores_the_same(vf, math_task):
+    """As verifiers' replay does: a trace read back from its JSON line, the row rebuilt, the scores cleared."""
+    task_cls, data = math_task
+    first = scored(vf, task_cls, data, tool_rollout(vf, "#### 18"))
+    stored = vf.Trace[vf.WireTaskData].model_validate_json(first.model_dump_json())
+    stored.rewards = {}
+    asyncio.run(task_cls(type(data).model_validate(stored.task.data.model_dump())).score(stored))
+    assert stored.rewards == first.rewards and stored.reward == 1.5
+
+
+@needs_verifiers
 def test_verifiers_scores_a_plain_text_completion(vf, math_task):
     task_cls, data = math_task
     right = scored(vf, task_cls, data, [vf.UserMessage(content=QUESTION), vf.AssistantMessage(content="#### 18")])
