@@ -161,7 +161,7 @@ def test_no_orphan_workers_after_a_normal_exit(tmp_path):
     assert result.returncode == 0, result.stderr
     pids = [int(float(p)) for p in result.stdout.strip().strip("[]").split(",")]
     assert len(pids) == 2
-    assert wait_gone(pids, seconds=3) == []
+    assert wait_gone(pids) == []
 
 
 def test_no_orphan_workers_after_the_parent_is_killed(tmp_path):
@@ -185,7 +185,7 @@ def test_no_orphan_workers_after_the_parent_is_killed(tmp_path):
     assert all(alive(p) for p in pids)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert wait_gone(pids, seconds=5) == []
+    assert wait_gone(pids) == []
 
 
 def test_ctrl_c_mid_batch_leaves_no_stale_results(tmp_path):
