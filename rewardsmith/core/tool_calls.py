@@ -25,7 +25,8 @@ __all__ = [
     "text_calls",
 ]
 
-_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+#: The markers of a tool call written as text (Hermes and Qwen chat templates).
+TOOL_CALL_OPEN, TOOL_CALL_CLOSE = "<tool_call>", "</tool_call>"
 _NOT_JSON = object()
 #: Calls read from one message; more are one malformed call (no runtime runs thousands from one message).
 MAX_CALLS_PER_MESSAGE = 100
@@ -173,21 +174,21 @@ def _outside_reasoning(text: str) -> str:
 def text_calls(text: str, turn: int) -> tuple[list[ToolCall], str]:
     """The ``<tool_call>`` blocks of ``text`` (outside the reasoning) and the text without them."""
     visible = _outside_reasoning(text)
-    if _OPEN not in visible:
+    if TOOL_CALL_OPEN not in visible:
         return [], text
     calls: list[ToolCall] = []
     kept: list[str] = [text[: len(text) - len(visible)]]
     position = 0
     while True:
-        start = visible.find(_OPEN, position)
-        end = visible.find(_CLOSE, start + len(_OPEN)) if start != -1 else -1
+        start = visible.find(TOOL_CALL_OPEN, position)
+        end = visible.find(TOOL_CALL_CLOSE, start + len(TOOL_CALL_OPEN)) if start != -1 else -1
         if end == -1 or len(calls) >= MAX_CALLS_PER_MESSAGE:  # past the cap, the rest is counted, not read
-            extra = visible.count(_OPEN, position) if end != -1 else 0
+            extra = visible.count(TOOL_CALL_OPEN, position) if end != -1 else 0
             kept.append(visible[position:])
             break
         kept.append(visible[position:start])
-        position = end + len(_CLOSE)
-        block = visible[start + len(_OPEN) : end].strip()
+        position = end + len(TOOL_CALL_CLOSE)
+        block = visible[start + len(TOOL_CALL_OPEN) : end].strip()
         parsed = _json(block)
         items = parsed if isinstance(parsed, list) else [block if parsed is _NOT_JSON else parsed]
         calls += [read_call(item, turn) for item in items]

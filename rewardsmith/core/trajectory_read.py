@@ -16,8 +16,8 @@ import re
 from typing import Any, NamedTuple
 
 from rewardsmith.core.tool_calls import (
-    _OPEN,
     MAX_CALLS_PER_MESSAGE,
+    TOOL_CALL_OPEN,
     ToolCall,
     message_text,
     strict_json,
@@ -106,7 +106,7 @@ def count_rollout(items: list[Any]) -> tuple[int, int, str, int] | None:
             final = raw.get("content")
             if final is None:
                 final = ""
-            elif type(final) is not str or _OPEN in final:
+            elif type(final) is not str or TOOL_CALL_OPEN in final:
                 return None
             structured = raw.get("tool_calls")
             waiting = 0
@@ -197,7 +197,7 @@ def read_rollout(items: list[Any]) -> tuple[tuple[ToolCall, ...], str, int]:
             final = message_text(raw.get("content"))
             structured = raw.get("tool_calls")
             pending, by_id, start = [], None, len(calls)  # calls a later turn did not wait for never get a result
-            if structured or _OPEN in final:
+            if structured or TOOL_CALL_OPEN in final:
                 new, final = _calls_made(structured, final, turns)
                 calls += new
                 pending = list(range(start, len(calls)))
@@ -223,7 +223,7 @@ def rollout_messages(items: list[Any], calls: tuple[ToolCall, ...]) -> tuple[Mes
                 own.append(call)
                 call = next(made, None)
             structured = raw.get("tool_calls")
-            if (structured or _OPEN in text) and not (type(structured) is list and structured):
+            if (structured or TOOL_CALL_OPEN in text) and not (type(structured) is list and structured):
                 text = _calls_made(structured, text, turn)[1]  # the text without its <tool_call> blocks
             out.append(_new(Message, ("assistant", text, tuple(own), None)))
             turn += 1
