@@ -22,6 +22,7 @@ from tests.eval_helpers import write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPERS = "./tests/eval_helpers.py:slow_contains"
+GATED = "./tests/eval_helpers.py:gated_contains"
 CLI = [sys.executable, "-c", "from rewardsmith.cli import main; main()"]
 
 
@@ -118,13 +119,15 @@ def test_a_process_killed_inside_a_write_leaves_a_torn_line_that_the_rerun_drops
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_keeping_what_was_done_and_the_rerun_finishes(tmp_path):
-    data = write_rows(tmp_path / "rows.jsonl", 200)
+    gate = tmp_path / "gate"  # rows from 40 on wait for it: the job cannot end before the Ctrl-C
+    data = write_rows(tmp_path / "rows.jsonl", 200, gate=gate)
     out = tmp_path / "out"
-    args = ["eval", "--dataset", str(data), "--rewards", HELPERS, "--completions-column", "completion"]
+    args = ["eval", "--dataset", str(data), "--rewards", GATED, "--completions-column", "completion"]
     args += ["--output-dir", str(out), "--batch-size", "4"]
     proc = subprocess.Popen([*CLI, *args], env=_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for_lines(out / "results.jsonl", 20, proc)
     proc.send_signal(signal.SIGINT)
+    gate.touch()
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert b"interrupted" in stderr and b"Traceback" not in stderr
@@ -133,7 +136,7 @@ def test_ctrl_c_stops_cleanly_keeping_what_was_done_and_the_rerun_finishes(tmp_p
     assert summary["complete"] is False and 20 <= summary["rows"] == len(kept) < 200
     assert kept == [(i, 0) for i in range(len(kept))]
     assert "partial" in (out / "report.html").read_text()
-    rerun = evaluate(str(data), HELPERS, out, completions_column="completion", batch_size=4, progress=False)
+    rerun = evaluate(str(data), GATED, out, completions_column="completion", batch_size=4, progress=False)
     assert rerun.complete and _keys(out / "results.jsonl") == [(i, 0) for i in range(200)]
 
 
