@@ -15,7 +15,7 @@ def slow_contains(completions, answer, **kwargs):
 
 
 #: Rows from this index on wait for their ``gate`` file (see :func:`gated_contains`).
-GATED_FROM = 40
+GATED_FROM = 64
 
 
 def gated_contains(completions, answer, gate, **kwargs):
