@@ -539,6 +539,10 @@ def demo(
     ] = "format",
     output_dir: Annotated[Path | None, typer.Option(help="Where the run saves the model, curve and summary.")] = None,
     max_steps: Annotated[int | None, typer.Option(help="Train for fewer steps than the demo config's.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(help="The training seed: data order and sampling ('tools' also builds its model from it)."),
+    ] = None,
 ) -> None:
     """Train the offline tiny model and show the reward rising (no downloads); ``demo tools`` uses TRL's tool loop."""
     try:
@@ -546,12 +550,16 @@ def demo(
         if which == "tools":
             from rewardsmith.demo_tools import train_tools_demo
 
-            steps = {} if max_steps is None else {"max_steps": max_steps}
-            train_tools_demo(output_dir or Path("runs/demo_tools"), console=console, **steps)
+            given = {"max_steps": max_steps, "seed": seed}
+            train_tools_demo(
+                output_dir or Path("runs/demo_tools"),
+                console=console,
+                **{k: v for k, v in given.items() if v is not None},
+            )
         elif which == "format":
             from rewardsmith.demo import train_demo
 
-            train_demo(output_dir or Path("runs/demo"), max_steps, console=console)
+            train_demo(output_dir or Path("runs/demo"), max_steps, console=console, seed=seed)
         else:
             raise RewardConfigError(f"unknown demo {which!r}; the demos are 'format' (the default) and 'tools'")
     except RewardsmithError as exc:

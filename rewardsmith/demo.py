@@ -115,14 +115,16 @@ def reward_verdicts(
     return verdicts
 
 
-def train_demo(output_dir: str | Path = "runs/demo", max_steps: int | None = None, console: Any = None) -> Any:
+def train_demo(
+    output_dir: str | Path = "runs/demo", max_steps: int | None = None, console: Any = None, seed: int | None = None
+) -> Any:
     """Train the tiny model on the bundled task with built-in rewards; returns the run's ``TrainResult``.
 
     The summary it prints gives the mean total reward over the first and the
     last 10% of logged steps, each reward's start and end, the path of
     ``reward_curve.png``, and then which rewards were learned
     (:func:`reward_verdicts`, from the first logged step to the last 10%).
-    Needs the ``train`` extra.
+    ``seed`` replaces the config's training seed (data order and sampling). Needs the ``train`` extra.
     """
     from rich.console import Console
 
@@ -132,6 +134,8 @@ def train_demo(output_dir: str | Path = "runs/demo", max_steps: int | None = Non
     overrides = [f"trainer.output_dir={Path(output_dir)}"]
     if max_steps is not None:
         overrides.append(f"trainer.max_steps={max_steps}")
+    if seed is not None:
+        overrides.append(f"trainer.seed={seed}")
     with _one_thread():
         result = run(DEMO_CONFIG, overrides, console=console)
     _show_verdicts(result.summary, console)

@@ -19,8 +19,11 @@ def alive(pid: int) -> bool:
         return True
 
 
-def wait_gone(pids, seconds: float = 5.0) -> list[int]:
-    """Wait up to ``seconds`` for every process in ``pids`` to end; those still running."""
+def wait_gone(pids, seconds: float = 30.0) -> list[int]:
+    """Wait up to ``seconds`` for every process in ``pids`` to end; those still running.
+
+    The bound is a hang guard, generous for a busy machine: it returns as soon as they are gone.
+    """
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         running = [p for p in pids if alive(p)]

@@ -107,6 +107,14 @@ def sandboxes_below_me(spares: bool = False) -> dict[int, str]:
     return {pid: name for pid, name in descendants().items() if name == "bwrap" or _uid(pid) not in (me, None)}
 
 
+def sandbox_count(found: dict[int, str]) -> int:
+    """How many sandboxes ``found`` (from :func:`sandboxes_below_me`) holds: one per bubblewrap (or the
+    ``setpriv`` about to become one) whose parent is not a bubblewrap; a sandbox still starting has a second
+    bubblewrap process below the first for a moment."""
+    parents = {pid: (_stat(str(pid)) or ("", 0))[1] for pid in found}
+    return sum(1 for pid, name in found.items() if name in ("bwrap", "setpriv") and found.get(parents[pid]) != "bwrap")
+
+
 def stdio(expected: str, inputs: str = "") -> str:
     """A ``tests`` value: one standard-input test with the expected output."""
     return json.dumps({"format": "stdio", "inputs": [inputs], "outputs": [expected]})

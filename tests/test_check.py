@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -185,13 +186,15 @@ def test_signal_from_a_column_of_completion_lists():
 
 def test_signal_from_a_model_sampled_through_an_openai_compatible_server(tmp_path):
     """The CLI wires an evaluation backend as the sampler: a real local server answers."""
-    calls = {"n": 0}
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
 
-    def respond(request):
-        calls["n"] += 1
-        return "<answer>17</answer>" if calls["n"] % 2 else "<answer>0</answer>"
+    def respond(request):  # each prompt's replies alternate right, wrong, however its requests interleave
+        with lock:
+            calls[request.text] = calls.get(request.text, 0) + 1
+            return "<answer>17</answer>" if calls[request.text] % 2 else "<answer>0</answer>"
 
-    rows = [{"prompt": "What is 8 + 9?", "answer": "17"}] * 3
+    rows = [{"prompt": f"What is 8 + 9? (variant {i})", "answer": "17"} for i in range(3)]
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with LocalChatServer(respond) as server:
@@ -200,7 +203,7 @@ def test_signal_from_a_model_sampled_through_an_openai_compatible_server(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads((tmp_path / "out" / "check.json").read_text())
     assert summary["signal"]["groups"] == 3 and summary["signal"]["source"] == ["sampled"]
-    assert summary["signal"]["tied_share"] == 0.0 and calls["n"] == 12
+    assert summary["signal"]["tied_share"] == 0.0 and sorted(calls.values()) == [4, 4, 4]
 
 
 # -- the command, the files, the page -----------------------------------------------------------------------

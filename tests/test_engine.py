@@ -161,7 +161,7 @@ def test_no_orphan_workers_after_a_normal_exit(tmp_path):
     assert result.returncode == 0, result.stderr
     pids = [int(float(p)) for p in result.stdout.strip().strip("[]").split(",")]
     assert len(pids) == 2
-    assert wait_gone(pids, seconds=3) == []
+    assert wait_gone(pids) == []
 
 
 def test_no_orphan_workers_after_the_parent_is_killed(tmp_path):
@@ -185,7 +185,7 @@ def test_no_orphan_workers_after_the_parent_is_killed(tmp_path):
     assert all(alive(p) for p in pids)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert wait_gone(pids, seconds=5) == []
+    assert wait_gone(pids) == []
 
 
 def test_ctrl_c_mid_batch_leaves_no_stale_results(tmp_path):
@@ -198,7 +198,7 @@ def test_ctrl_c_mid_batch_leaves_no_stale_results(tmp_path):
         r(completions=["warm"] * 2)
         threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
         try:
-            r(completions=["slow1.0"] * 4)
+            r(completions=["slow60"] * 4)  # far longer than any delay of the timer on a busy machine
             print("not interrupted")
         except KeyboardInterrupt:
             print("interrupted")
@@ -207,7 +207,7 @@ def test_ctrl_c_mid_batch_leaves_no_stale_results(tmp_path):
         """,
     )
     assert result.returncode == 0, result.stderr
-    assert "interrupted" in result.stdout and "fresh True 3" in result.stdout
+    assert result.stdout.splitlines()[:2] == ["interrupted", "fresh True 3"], result.stdout
 
 
 def test_rows_with_the_same_affinity_key_share_a_worker():

@@ -22,6 +22,7 @@ from tests.eval_helpers import write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPERS = "./tests/eval_helpers.py:slow_contains"
+GATED = "./tests/eval_helpers.py:gated_contains"
 CLI = [sys.executable, "-c", "from rewardsmith.cli import main; main()"]
 
 
@@ -61,12 +62,13 @@ def test_gsm8k_reference_solutions_score_at_least_0_995_with_the_command(shared_
 
 @pytest.mark.slow
 def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(tmp_path):
-    data = write_rows(tmp_path / "rows.jsonl", 240, pad=20_000)  # 20 kB rows: a batch is written in many pieces
+    gate = tmp_path / "gate"  # rows from 64 on wait for it: the job cannot end before the kill
+    data = write_rows(tmp_path / "rows.jsonl", 240, pad=20_000, gate=gate)  # 20 kB rows: written in many pieces
     out = tmp_path / "out"
     script = textwrap.dedent(
         f"""
         from rewardsmith import evaluate
-        evaluate({str(data)!r}, {HELPERS!r}, {str(out)!r}, completions_column="completion", batch_size=8,
+        evaluate({str(data)!r}, {GATED!r}, {str(out)!r}, completions_column="completion", batch_size=8,
                  progress=False)
         """
     )
@@ -74,16 +76,17 @@ def test_kill_9_mid_run_then_rerun_loses_and_duplicates_nothing(tmp_path):
     _wait_for_lines(out / "results.jsonl", 40, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+    gate.touch()
     raw = (out / "results.jsonl").read_bytes()
     kept = raw.count(b"\n")
     assert 40 <= kept < 240
     # Whether the kill cut a line or not, leave a torn line at the end, as a kill in mid-write does.
     with open(out / "results.jsonl", "ab") as handle:
         handle.write(b'{"index": 999, "sample": 0, "prompt": "que')
-    report = evaluate(str(data), HELPERS, out, completions_column="completion", batch_size=8, progress=False)
+    report = evaluate(str(data), GATED, out, completions_column="completion", batch_size=8, progress=False)
     assert report.complete and report.summary["rows"] == 240
     assert _keys(out / "results.jsonl") == [(i, 0) for i in range(240)]
-    fresh = evaluate(str(data), HELPERS, tmp_path / "fresh", completions_column="completion", progress=False)
+    fresh = evaluate(str(data), GATED, tmp_path / "fresh", completions_column="completion", progress=False)
     assert report.summary["rewards"] == fresh.summary["rewards"]
     resumed_rows = [json.dumps(r, sort_keys=True) for r in iter_results(out / "results.jsonl")]
     fresh_rows = [json.dumps(r, sort_keys=True) for r in iter_results(tmp_path / "fresh" / "results.jsonl")]
@@ -118,13 +121,15 @@ def test_a_process_killed_inside_a_write_leaves_a_torn_line_that_the_rerun_drops
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_keeping_what_was_done_and_the_rerun_finishes(tmp_path):
-    data = write_rows(tmp_path / "rows.jsonl", 200)
+    gate = tmp_path / "gate"  # rows from 64 on wait for it: the job cannot end before the Ctrl-C
+    data = write_rows(tmp_path / "rows.jsonl", 200, gate=gate)
     out = tmp_path / "out"
-    args = ["eval", "--dataset", str(data), "--rewards", HELPERS, "--completions-column", "completion"]
+    args = ["eval", "--dataset", str(data), "--rewards", GATED, "--completions-column", "completion"]
     args += ["--output-dir", str(out), "--batch-size", "4"]
     proc = subprocess.Popen([*CLI, *args], env=_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for_lines(out / "results.jsonl", 20, proc)
     proc.send_signal(signal.SIGINT)
+    gate.touch()
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
     assert b"interrupted" in stderr and b"Traceback" not in stderr
@@ -133,7 +138,7 @@ def test_ctrl_c_stops_cleanly_keeping_what_was_done_and_the_rerun_finishes(tmp_p
     assert summary["complete"] is False and 20 <= summary["rows"] == len(kept) < 200
     assert kept == [(i, 0) for i in range(len(kept))]
     assert "partial" in (out / "report.html").read_text()
-    rerun = evaluate(str(data), HELPERS, out, completions_column="completion", batch_size=4, progress=False)
+    rerun = evaluate(str(data), GATED, out, completions_column="completion", batch_size=4, progress=False)
     assert rerun.complete and _keys(out / "results.jsonl") == [(i, 0) for i in range(200)]
 
 

@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray"), pytest.mark.time
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "./tests/eval_helpers.py:slow_contains"
+GATED = "./tests/eval_helpers.py:gated_contains"
 HELPERS = "./tests/ray_eval_helpers.py"
 TIMING = ("score_s",)
 
@@ -96,14 +97,15 @@ def test_a_shard_whose_worker_dies_is_written_unscored_and_the_job_goes_on(tmp_p
 
 
 def test_kill_9_mid_run_then_resume_on_ray_loses_and_duplicates_nothing(tmp_path):
-    data = write_rows(tmp_path / "rows.jsonl", 160, pad=2_000)
+    gate = tmp_path / "gate"  # rows from 64 on wait for it: the job cannot end before the kill
+    data = write_rows(tmp_path / "rows.jsonl", 160, pad=2_000, gate=gate)
     out = tmp_path / "out"
     script = textwrap.dedent(
         f"""
         import ray
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         from rewardsmith import evaluate
-        evaluate({str(data)!r}, {SLOW!r}, {str(out)!r}, completions_column="completion", batch_size=4,
+        evaluate({str(data)!r}, {GATED!r}, {str(out)!r}, completions_column="completion", batch_size=4,
                  progress=False, engine="ray")
         """
     )
@@ -117,13 +119,14 @@ def test_kill_9_mid_run_then_resume_on_ray_loses_and_duplicates_nothing(tmp_path
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
+    gate.touch()
     kept = results.read_bytes().count(b"\n")
     assert 20 <= kept < 160
     with open(results, "ab") as handle:  # a torn line, as a kill in mid-write leaves
         handle.write(b'{"index": 999, "sample": 0, "prom')
     options = dict(completions_column="completion", batch_size=4, progress=False)
-    resumed = evaluate(str(data), SLOW, out, engine="ray", **options)
-    fresh = evaluate(str(data), SLOW, tmp_path / "fresh", completions_column="completion", progress=False)
+    resumed = evaluate(str(data), GATED, out, engine="ray", **options)
+    fresh = evaluate(str(data), GATED, tmp_path / "fresh", completions_column="completion", progress=False)
     assert resumed.complete and resumed.summary["rows"] == 160
     assert [(r["index"], r["sample"]) for r in iter_results(results)] == [(i, 0) for i in range(160)]
     assert _rows(results) == _rows(fresh.results_path)
@@ -167,10 +170,11 @@ def test_the_command_takes_engine_ray(tmp_path):
 
 
 def test_ctrl_c_during_a_ray_job_keeps_what_was_done_and_the_rerun_finishes(tmp_path):
-    data = write_rows(tmp_path / "rows.jsonl", 160)
+    gate = tmp_path / "gate"  # rows from 64 on wait for it: the job cannot end before the Ctrl-C
+    data = write_rows(tmp_path / "rows.jsonl", 160, gate=gate)
     out = tmp_path / "out"
     command = [sys.executable, "-c", "from rewardsmith.cli import main; main()", "eval", "--dataset", str(data)]
-    command += ["--rewards", SLOW, "--completions-column", "completion", "--output-dir", str(out)]
+    command += ["--rewards", GATED, "--completions-column", "completion", "--output-dir", str(out)]
     command += ["--batch-size", "4", "--engine", "ray", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     proc = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -181,6 +185,7 @@ def test_ctrl_c_during_a_ray_job_keeps_what_was_done_and_the_rerun_finishes(tmp_
         assert time.monotonic() < deadline, "the Ray job wrote nothing"
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
+    gate.touch()
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr[-2000:]
     assert b"interrupted" in stderr
@@ -188,5 +193,5 @@ def test_ctrl_c_during_a_ray_job_keeps_what_was_done_and_the_rerun_finishes(tmp_
     kept = [(r["index"], r["sample"]) for r in iter_results(results)]
     assert summary["complete"] is False and 20 <= summary["rows"] == len(kept) < 160
     assert kept == [(i, 0) for i in range(len(kept))]
-    rerun = evaluate(str(data), SLOW, out, completions_column="completion", batch_size=4, progress=False, engine="ray")
+    rerun = evaluate(str(data), GATED, out, completions_column="completion", batch_size=4, progress=False, engine="ray")
     assert rerun.complete and [(r["index"], r["sample"]) for r in rerun.rows()] == [(i, 0) for i in range(160)]

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _pids(pid_file: Path) -> list[int]:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a hang guard: returns as soon as the file is written
     while time.monotonic() < deadline:
         if pid_file.exists() and pid_file.read_text().strip():
             return [int(p) for p in pid_file.read_text().split()]
@@ -77,7 +77,7 @@ def test_nothing_a_reward_started_outlives_the_training_process(tmp_path, how):
     )
     subprocess.run([sys.executable, str(script)], cwd=ROOT, timeout=120, check=False)
     children = _pids(pid_file)
-    assert wait_gone(children, seconds=8.0) == []
+    assert wait_gone(children) == []
 
 
 def test_a_pool_never_starts_more_workers_than_samples_or_cpus(caplog):

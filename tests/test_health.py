@@ -215,3 +215,21 @@ def test_judge_and_rule_disagreement_and_length_drift():
     assert {"disagreement", "length_drift"} <= kinds
     drift = next(w for w in monitor.warnings if w.kind == "length_drift")
     assert drift.step == 4 and "correctness stayed flat" in drift.message
+
+
+def _logs(accuracy_std: float, format_std: float) -> dict[str, float]:
+    return {"reward": 1.0, "rewards/accuracy/mean": 0.5, "rewards/accuracy/std": accuracy_std,
+            "rewards/format/mean": 0.99, "rewards/format/std": format_std}  # fmt: skip
+
+
+def test_a_learned_reward_is_not_called_drowned_but_a_small_one_that_still_moves_is():
+    """The variance share alone cannot tell a format reward that was learned from one drowned by scale."""
+    learned = HealthMonitor(thresholds={"window": 2})
+    for step, format_std in enumerate([0.45, 0.40, 0.30, 0.02, 0.01, 0.01], start=1):
+        _, warnings = learned.observe(_logs(0.45, format_std), step)
+        assert not [w for w in warnings if w.kind == "dominant"], (step, warnings)
+    assert learned.history["variance_share/accuracy"][-1] > 0.99  # the share alone would have warned
+
+    drowned = HealthMonitor(thresholds={"window": 2})  # the same share, but the small reward never settles
+    found = [w for step in range(1, 7) for w in drowned.observe(_logs(0.45, 0.02), step)[1]]
+    assert [w.kind for w in found] == ["dominant"] and "format" in found[0].message

@@ -259,6 +259,15 @@ def test_per_sample_return_values_are_normalised(value, expected):
     assert r(completions=["x"]) == [expected]
 
 
+def test_floats_and_nones_are_scored_as_they_are_and_non_finite_floats_still_are_not():
+    values = {"half": 0.5, "none": None, "nan": math.nan, "inf": math.inf}
+    r = reward(lambda completion: values[completion])
+    assert r(completions=["half", "none", "half"]) == [0.5, None, 0.5]
+    assert r(completions=["none", "nan"]) == [None, None]  # NaN: not scored
+    assert r(completions=["none", "inf", "half"]) == [None, None, 0.5]  # inf: a failed sample
+    assert r.stats["errors"] == 1 and r.counters.nones == 5
+
+
 @pytest.mark.parametrize(
     ("batch_value", "expected"),
     [

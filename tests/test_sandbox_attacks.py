@@ -268,6 +268,17 @@ def test_no_new_user_namespace_no_tracing_the_runner_no_mounts(reward):
     assert "got 'nothing'" in results[0].reason
 
 
+def test_the_host_files_are_not_there(reward):
+    paths = ["/root", "/home", "/var", "/etc/passwd", "/etc/ld.so.conf", "/etc/hostname", str(ROOT), str(Path.home())]
+    program = (
+        "import os, sys\n"
+        "found = [p for p in sys.stdin.read().split() if os.path.exists(p)]\n"
+        "print('found', *found) if found else print(','.join(sorted(os.listdir('/etc'))))\n"
+    )
+    results = _contained(reward, program, stdio("found", " ".join(paths)))
+    assert "got 'alternatives,ld.so.cache,localtime'" in results[0].reason, results[0].reason
+
+
 def test_the_disk_is_small(reward):
     program = (
         "import os\n"

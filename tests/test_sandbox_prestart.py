@@ -4,7 +4,7 @@ the CPUs; an explicit setting wins. Counted (spare sandboxes alive after a call)
 from __future__ import annotations
 
 import pytest
-from sandbox_helpers import requires_namespaces, sandboxes_below_me, settle, stdio
+from sandbox_helpers import requires_namespaces, sandbox_count, sandboxes_below_me, settle, stdio
 
 from rewardsmith import get_reward, reward
 from rewardsmith.core.errors import RewardConfigError
@@ -58,12 +58,12 @@ def test_each_worker_knows_its_pools_size():
 
 
 def _spares_after(r) -> int:
-    """Score a batch, then count the spare sandboxes left waiting (bubblewrap processes)."""
+    """Score a batch, then count the spare sandboxes left waiting (started or still starting)."""
     try:
         assert not settle(sandboxes_below_me)  # none left over from earlier tests
         n = 2 * usable_cpus()
         assert r(completions=[CODE] * n, tests=[stdio("1")] * n) == [1.0] * n
-        return list(sandboxes_below_me(spares=True).values()).count("bwrap")
+        return sandbox_count(sandboxes_below_me(spares=True))
     finally:
         r.close()
         close_sandboxes()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rewardsmith import get_reward, reward
 from rewardsmith.core.describe import describe_reward
@@ -241,3 +243,61 @@ def test_the_rewards_of_one_training_step_read_each_rollout_once():
         assert len(calls) == 12  # other completion objects are read again
     finally:
         module.trajectory = real
+
+
+# -- the count of TRL's shape and the full reading agree ------------------------------------------------------
+
+_names = st.sampled_from(["add", "lookup", " ", ""])
+_arguments = st.sampled_from([{}, {"a": 1}, '{"a": 1}', "", "{bad", "[1]", '{"a": NaN}', None])
+_trl_call = st.builds(lambda n, a: {"type": "function", "function": {"name": n, "arguments": a}}, _names, _arguments)
+_odd_call = st.sampled_from([{"name": "f", "arguments": {}}, {"function": {"name": "f"}, "name": "g"}, "f()", None])
+_assistant = st.fixed_dictionaries(
+    {
+        "role": st.just("assistant"),
+        "content": st.sampled_from(["", None, " 42 ", '<tool_call>{"name": "f"}</tool_call>']),
+    },
+    optional={"tool_calls": st.lists(st.one_of(_trl_call, _trl_call, _odd_call), max_size=3)},
+)
+_result_text = st.sampled_from(["4", "", "{'error': 'boom'}", ' {"error": 1}', "error"])
+_tool = st.fixed_dictionaries(
+    {"role": st.just("tool"), "content": st.one_of(_result_text, st.just(None))},
+    optional={"tool_call_id": st.just("c1"), "is_error": st.booleans(), "name": st.just("add")},
+)
+_other = st.sampled_from([{"role": "user", "content": "hi"}, "plain text"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_assistant, _assistant, _tool, _tool, _other), max_size=8))
+def test_the_count_of_trls_shape_is_what_the_full_reading_gives(rollout):
+    from rewardsmith.core.trajectory_read import count_rollout, read_rollout
+
+    counted = count_rollout(list(rollout))
+    calls, final, turns = read_rollout(list(rollout))
+    if counted is not None:
+        assert counted == (len(calls), sum(1 for c in calls if not c.ok), final, turns)
+    lazy = trajectory(rollout)
+    summary = (lazy.call_count, lazy.failed_calls, lazy.final_message, lazy.turns)
+    assert summary == (len(calls), sum(1 for c in calls if not c.ok), final, turns)
+    assert lazy.calls == calls and [m.role for m in lazy.messages] == [
+        m.get("role", "assistant") if isinstance(m, dict) else "assistant" for m in rollout
+    ]
+
+
+def test_a_trl_rollout_is_counted_without_building_its_calls_and_reads_the_same_when_asked():
+    import pickle
+
+    t = trajectory(trl_rollout())
+    assert t._calls is None and (t.call_count, t.failed_calls, t.turns) == (1, 0, 2)  # counted, nothing built
+    assert t.calls[0].result == "4" and t.messages[0].calls == t.calls
+    assert pickle.loads(pickle.dumps(t)) == t
+    same = type(t)(t.messages, t.calls, t.final_message, t.turns)
+    assert same == t and same.failed_calls == 0
+
+
+def test_tool_success_plain_scores_are_the_explained_ones():
+    rollouts = [trl_rollout(), trl_rollout(result="{'error': 'x'}"), openai_rollout(), text_rollout(), "no calls"]
+    rollouts.append(trl_rollout()[:1])  # a call that never got a result
+    success = get_reward("tool_success")
+    plain = success(completions=rollouts)
+    assert plain == [1.0, 0.0, 1.0, 1.0, None, 0.0]
+    assert [r.score for r in success.explain(completions=rollouts)] == plain

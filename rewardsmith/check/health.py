@@ -10,7 +10,7 @@ means and what to try:
 
 * ``zero_spread``: the share of prompt groups whose rewards all tie (no advantage, nothing learned);
 * ``dominant``: one reward (or one part of a combined reward) carries nearly all the variance of the total
-  while another one moves too, so the other's signal is drowned;
+  while another one still moves, so the other's signal is drowned;
 * ``errors`` / ``unscored``: a reward failing on many samples, or scoring none;
 * ``length_drift``: completion length drifting while correctness stays flat;
 * ``disagreement``: an LLM judge and a rule reward disagreeing on many samples.
@@ -64,7 +64,8 @@ class HealthThresholds:
 
     * ``zero_spread`` (0.9): mean share of prompt groups whose rewards all tie, over ``window`` logs;
       every group of the first logged batch tying also warns.
-    * ``dominant`` (0.95): a component's share of the total reward's variance, while another moves.
+    * ``dominant`` (0.95): a component's share of the total reward's variance, while another still moves
+      (its recent spread is at least a quarter of its largest: a reward that was learned is not drowned).
     * ``error_rate`` (0.05): a reward's failed samples; ``unscored`` (0.99): its unscored samples.
     * ``length_drift`` (0.5): relative change of the mean completion length from the first ``window``
       logs to the last ``window``, while correctness moves less than ``flat_correctness`` (0.05).
@@ -163,6 +164,9 @@ class HealthMonitor:
         self.batch_metrics: dict[str, list[float]] = defaultdict(list)
         self.warned: set[str] = set()
         self.logs = 0
+        # each component's weighted spread: its largest so far and its recent values (is it still moving?)
+        self.spread_peak: dict[str, float] = {}
+        self.spread_recent: dict[str, deque[float]] = defaultdict(lambda: deque(maxlen=self.limits.window))
 
     # -- per batch (called after each optimisation step) ---------------------------------------------------
 
@@ -195,8 +199,26 @@ class HealthMonitor:
             spreads[f"{combined.name}/{label}"] = abs(weight) * (
                 statistics.pstdev(present) if len(present) > 1 else 0.0
             )
+        self._note_spreads(spreads)
         for name, share in _shares(spreads).items():
             self.batch_metrics[f"variance_share/{name}"].append(share)
+
+    def _note_spreads(self, spreads: dict[str, float]) -> None:
+        for name, spread in spreads.items():
+            self.spread_peak[name] = max(spread, self.spread_peak.get(name, 0.0))
+            self.spread_recent[name].append(spread)
+
+    def _still_moving(self, name: str) -> bool:
+        """Whether a component's recent spread is a real part of what it has shown (not a reward that saturated).
+
+        A format reward that was learned keeps a trace of spread; its share of the
+        variance is then small because it has nothing left to teach, not because
+        another reward drowns it.
+        """
+        recent, peak = self.spread_recent.get(name), self.spread_peak.get(name, 0.0)
+        if not recent or peak <= 0:
+            return False
+        return statistics.fmean(recent) >= _STILL_MOVING * peak
 
     def _agreement(self) -> None:
         judges = [r for r in self.leaves if _is_judge(r)]
@@ -226,6 +248,7 @@ class HealthMonitor:
         if len(names) >= 2:
             weights = self.weights if self.weights and len(self.weights) == len(names) else [1.0] * len(names)
             spreads = {n: abs(w) * (logs.get(f"rewards/{n}/std") or 0.0) for n, w in zip(names, weights)}
+            self._note_spreads(spreads)
             for name, share in _shares(spreads).items():
                 metrics[f"variance_share/{name}"] = share
         for key, values in self.batch_metrics.items():
@@ -293,7 +316,7 @@ class HealthMonitor:
         shares = {k[len("variance_share/") :]: v for k, v in recent.items() if k.startswith("variance_share/")}
         if t.dominant is not None and full and len(shares) >= 2:
             top, value = max(shares.items(), key=lambda kv: kv[1] or 0.0)
-            others = [k for k, v in shares.items() if k != top and (v or 0.0) > 1e-6]
+            others = [k for k, v in shares.items() if k != top and (v or 0.0) > 1e-6 and self._still_moving(k)]
             if value is not None and value >= t.dominant and others:
                 out.append(self._warn(f"dominant:{top}", step, (
                     f"{top} carries {value:.0%} of the total reward's variance (weight times spread) while "
@@ -386,6 +409,10 @@ def health_settings(value: bool | dict[str, Any]) -> dict[str, Any] | None:
     except TypeError as exc:
         raise ConfigError(f"health: {exc}") from None
     return {"thresholds": settings, "fail_fast": fail_fast}
+
+
+# A component whose recent spread is under this share of its largest is taken as settled (learned or given up).
+_STILL_MOVING = 0.25
 
 
 def _shares(spreads: dict[str, float]) -> dict[str, float]:

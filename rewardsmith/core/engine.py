@@ -79,6 +79,7 @@ def is_default_setting(value: Any) -> bool:
 
 
 _INF, _NEG_INF = math.inf, -math.inf
+_FLOAT_OR_NONE = frozenset({float, type(None)})
 
 
 def validate_engine_settings(name: str, timeout: Any, workers: Any, on_error: Any, engine: Any = "local") -> None:
@@ -263,15 +264,15 @@ def _default_result(raw: Any, name: str) -> RewardResult:
 
 
 def _all_scored(values: list[Any]) -> list[float | None] | None:
-    """The scores, when every value is already a finite float or a ``RewardResult`` (the common cases).
+    """The scores, when every value is already a finite float or ``None``, or a ``RewardResult`` (the common cases).
 
-    Checked for the whole batch at once (C-level ``map``/``set``/``sum``): an
-    inf or NaN float makes the sum non-finite and sends the batch down the
+    Checked for the whole batch at once (C-level ``map``/``set``/``filter``/``sum``):
+    an inf or NaN float makes the sum non-finite and sends the batch down the
     per-value path. ``RewardResult`` scores are normalised when made.
     """
     kinds = set(map(type, values))
-    if kinds == {float}:
-        return list(values) if math.isfinite(sum(values)) else None
+    if kinds <= _FLOAT_OR_NONE:
+        return list(values) if math.isfinite(sum(filter(None, values))) else None
     if kinds == {RewardResult}:
         return [v.score for v in values]
     return None

@@ -11,6 +11,7 @@ judges and the ``rewards`` command. The rest comes with extras:
 * ``text``: NLTK with the Punkt English model, langdetect and jieba (the
   ``ifeval`` reward's sentence, word-token and language constraints,
   ``language_consistency``, ``repetition`` with ``language="zh"``);
+* ``verifiers``: verifiers 0.4 (rewardsmith rewards as verifiers task rewards);
 * ``vllm``, ``qlora``: CUDA-only additions for training;
 * ``all``: everything that installs on any machine (``make install`` uses it).
 
@@ -33,6 +34,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "train": ("datasets", "torch", "transformers", "trl", "peft", "accelerate", "pydantic", "matplotlib"),
     "serve": ("starlette", "uvicorn"),
     "ray": ("ray",),
+    "verifiers": ("verifiers",),
     "text": ("nltk", "punkt", "langdetect", "jieba"),
     "vllm": ("vllm",),
     "qlora": ("bitsandbytes",),

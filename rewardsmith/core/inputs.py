@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from rewardsmith.core.errors import MissingColumnError, RewardConfigError
-from rewardsmith.core.trajectory import Trajectory, batch_trajectories, trajectory
+from rewardsmith.core.trajectory import Trajectory, batch_trajectories, tool_use_counts, trajectory
 
 __all__ = [
     "RESERVED_KWARGS",
@@ -256,11 +256,11 @@ class Batch:
         out = batch_trajectories(self.completions, step)
         log = self.log_metric
         if callable(log) and out:
-            calls = sum(len(t.calls) for t in out)
+            calls, failed, without = tool_use_counts(out)
             log("trajectory/calls_per_rollout", calls / len(out))
-            log("trajectory/no_call_share", sum(1 for t in out if not t.calls) / len(out))
+            log("trajectory/no_call_share", without / len(out))
             if calls:
-                log("trajectory/failed_call_share", sum(t.failed_calls for t in out) / calls)
+                log("trajectory/failed_call_share", failed / calls)
         return out
 
     @property

@@ -18,82 +18,36 @@ tool result; text in tool arguments or copied from tool results is not an answer
 
 from __future__ import annotations
 
-import contextlib
-import json
-import math
 import operator
-import re
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
+
+from rewardsmith.core.tool_calls import MAX_CALLS_PER_MESSAGE, ToolCall, read_call, strict_json
+from rewardsmith.core.trajectory_read import Message, count_rollout, read_rollout, rollout_items, rollout_messages
 
 __all__ = [
+    "MAX_CALLS_PER_MESSAGE",
     "Message",
     "ToolCall",
     "Trajectory",
     "batch_trajectories",
+    "call_counts",
     "is_trajectory",
     "read_call",
     "strict_json",
+    "tool_use_counts",
     "trajectory",
 ]
 
-_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
-_ERROR_TEXT = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:""")
-_NOT_JSON = object()
-#: Calls read from one message; more are one malformed call (no runtime runs thousands from one message).
-MAX_CALLS_PER_MESSAGE = 100
+_blank = object.__new__
 
 
-class ToolCall(NamedTuple):
-    """One tool call: its name, parsed arguments, and what came back.
-
-    ``malformed`` says why the call could not run (``None``: well formed);
-    ``result`` is the tool message's text (``None``: no result came back);
-    ``error`` is the error a tool reported instead of a result. Immutable
-    (a named tuple: one is read by every reward of a batch, and built fast).
-    """
-
-    name: str | None
-    arguments: Any
-    result: str | None = None
-    error: str | None = None
-    malformed: str | None = None
-    turn: int = 0
-    id: str | None = None
-
-    @property
-    def executed(self) -> bool:
-        """Whether a result (or an error) came back for this call."""
-        return self.result is not None or self.error is not None
-
-    @property
-    def ok(self) -> bool:
-        """Well formed, executed, and no error came back."""
-        return self.malformed is None and self.result is not None and self.error is None
-
-    def describe(self) -> str:
-        """``name(args)`` for reports."""
-        if self.malformed:
-            return f"<malformed call: {self.malformed}>"
-        args = json.dumps(self.arguments, sort_keys=True, default=str)
-        return f"{self.name}({args[:80]}{'...' if len(args) > 80 else ''})"
-
-
-class Message(NamedTuple):
-    """One message of a trajectory: ``role``, text ``content``, the ``calls`` it makes (with what came back), a
-    tool's ``name``."""
-
-    role: str
-    content: str
-    calls: tuple[ToolCall, ...] = ()
-    name: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Trajectory:
     """A rollout in one form: its messages, its calls in order (with results), its final message and turns.
+
+    Immutable. One read by :func:`trajectory` reads what a reward asks for:
+    the number of calls, of failed calls, the final message and the turns
+    come from one pass; the calls and messages are built when first asked for.
 
     >>> t = trajectory([
     ...     {"role": "assistant", "content": "", "tool_calls": [
@@ -101,19 +55,72 @@ class Trajectory:
     ...     {"role": "tool", "name": "add", "content": "4"},
     ...     {"role": "assistant", "content": "<answer>4</answer>"},
     ... ])
-    >>> [(c.name, c.arguments, c.result) for c in t.calls], t.final_message, t.turns
-    ([('add', {'a': 2, 'b': 2}, '4')], '<answer>4</answer>', 2)
+    >>> t.call_count, t.failed_calls, t.final_message, t.turns
+    (1, 0, '<answer>4</answer>', 2)
+    >>> [(c.name, c.arguments, c.result) for c in t.calls]
+    [('add', {'a': 2, 'b': 2}, '4')]
+    >>> t == Trajectory(t.messages, t.calls, t.final_message, t.turns)
+    True
     """
 
-    messages: tuple[Message, ...]
-    calls: tuple[ToolCall, ...]
-    final_message: str
-    turns: int
+    #: ``_counts``: (calls, failed calls, final message, turns); ``_calls`` is ``None`` until the calls are asked for.
+    __slots__ = ("_calls", "_counts", "_messages", "_source")
+
+    def __init__(self, messages: Sequence[Message], calls: Sequence[ToolCall], final_message: str, turns: int) -> None:
+        self._source, self._messages, self._calls = None, tuple(messages), tuple(calls)
+        self._counts = _counts(self._calls, final_message, turns)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """Every call, in the order made, each with its result or error (or neither, if it never ran)."""
+        if self._calls is None:
+            self._calls = read_rollout(self._source)[0]
+        return self._calls
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Every message: role, text (``<tool_call>`` blocks taken out), the calls it made with what came back."""
+        if self._messages is None:
+            self._messages = rollout_messages(self._source, self.calls)  # type: ignore[arg-type]
+            self._source = None
+        return self._messages
+
+    @property
+    def call_count(self) -> int:
+        """How many calls the rollout made (``len(calls)``, without building them)."""
+        return self._counts[0]
 
     @property
     def failed_calls(self) -> int:
         """Calls that are malformed, got an error back, or never ran."""
-        return sum(1 for c in self.calls if not c.ok)
+        return self._counts[1]
+
+    @property
+    def final_message(self) -> str:
+        """The last assistant message after the last tool result (stripped); ``""`` if the rollout ends on one."""
+        return self._counts[2]
+
+    @property
+    def turns(self) -> int:
+        """Assistant messages."""
+        return self._counts[3]
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.messages, self.calls, self._counts[2], self._counts[3])
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Trajectory:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Trajectory(messages={!r}, calls={!r}, final_message={!r}, turns={!r})".format(*self._fields())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Trajectory, self._fields())
 
 
 def is_trajectory(completion: Any) -> bool:
@@ -125,257 +132,56 @@ def is_trajectory(completion: Any) -> bool:
     return isinstance(completion, (list, tuple)) and sum(1 for m in completion if isinstance(m, dict)) > 1
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if content is None:
-        return ""
-    if isinstance(content, (list, tuple)):
-        return "".join(
-            p if isinstance(p, str) else p["text"]
-            for p in content
-            if isinstance(p, str) or (isinstance(p, dict) and isinstance(p.get("text"), str))
-        )
-    return str(content)
-
-
-def _not_a_number(constant: str) -> Any:
-    raise ValueError(f"{constant} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is out of the range of a JSON number")
-    return value
-
-
-#: One decoder for every call: ``json.loads`` with options builds a new one (and a reference cycle) per call.
-_DECODER = json.JSONDecoder(parse_constant=_not_a_number, parse_float=_finite)
-
-
-def strict_json(text: str) -> Any:
-    """``text`` parsed as standard JSON: ``NaN``, ``Infinity`` and numbers that overflow to infinity are errors.
-
-    Python's ``json`` accepts ``NaN`` (which passes every ``minimum``/``maximum``
-    check of a schema, since no comparison with it is true); the standard does not.
-
-    >>> strict_json('{"p": 0.5}')
-    {'p': 0.5}
-    >>> strict_json('{"p": NaN}')
-    Traceback (most recent call last):
-    ...
-    ValueError: NaN is not JSON
-    """
-    return _DECODER.decode(text)
-
-
-def _json(text: str) -> Any:
-    try:
-        return strict_json(text)
-    except (ValueError, RecursionError):
-        return _NOT_JSON
-
-
-def read_call(raw: Any, turn: int = 0) -> ToolCall:
-    """One call in any common shape (OpenAI nested ``function``, flat ``name``/``arguments``, a JSON string).
-
-    >>> read_call({"type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}).arguments
-    {'x': 1}
-    >>> read_call({"function": {"name": "get_weather", "arguments": {}}, "name": "delete_all_files"}).malformed
-    "two different names: 'get_weather' and 'delete_all_files'"
-    """
-    if isinstance(raw, str):
-        parsed = _json(raw.strip())
-        if parsed is _NOT_JSON:
-            return ToolCall(None, raw, malformed="not JSON", turn=turn)
-        raw = parsed
-    if not isinstance(raw, dict):
-        return ToolCall(None, raw, malformed=f"a call is an object, got {type(raw).__name__}", turn=turn)
-    call_id = raw.get("id") if isinstance(raw.get("id"), str) else None
-    inner = raw.get("function")
-    body = inner if isinstance(inner, dict) else raw
-    name = body.get("name")
-    outer = raw.get("name") if body is not raw else None
-    if outer is not None and outer != name:
-        return ToolCall(None, None, malformed=f"two different names: {name!r} and {outer!r}", turn=turn, id=call_id)
-    if not isinstance(name, str) or not name.strip():
-        return ToolCall(None, None, malformed="no tool name", turn=turn, id=call_id)
-    arguments = body.get("arguments", body.get("parameters"))
-    if arguments is None:
-        arguments = {}
-    if isinstance(arguments, str):
-        parsed = _json(arguments) if arguments.strip() else {}
-        if parsed is _NOT_JSON:
-            return ToolCall(name, arguments, malformed="arguments are not JSON", turn=turn, id=call_id)
-        arguments = parsed
-    if not isinstance(arguments, dict):
-        kind = type(arguments).__name__
-        return ToolCall(name, arguments, malformed=f"arguments are a {kind}, not an object", turn=turn, id=call_id)
-    return ToolCall(name, arguments, turn=turn, id=call_id)
-
-
-def _outside_reasoning(text: str) -> str:
-    """The text a runtime reads calls from: after the last ``</think>``; before an unclosed ``<think>``."""
-    end = text.rfind("</think>")
-    if end != -1:
-        return text[end + len("</think>") :]
-    start = text.find("<think>")
-    return text if start == -1 else text[:start]
-
-
-def _text_calls(text: str, turn: int) -> tuple[list[ToolCall], str]:
-    """The ``<tool_call>`` blocks of ``text`` (outside the reasoning) and the text without them."""
-    visible = _outside_reasoning(text)
-    if _OPEN not in visible:
-        return [], text
-    calls: list[ToolCall] = []
-    kept: list[str] = [text[: len(text) - len(visible)]]
-    position = 0
-    while True:
-        start = visible.find(_OPEN, position)
-        end = visible.find(_CLOSE, start + len(_OPEN)) if start != -1 else -1
-        if end == -1 or len(calls) >= MAX_CALLS_PER_MESSAGE:  # past the cap, the rest is counted, not read
-            extra = visible.count(_OPEN, position) if end != -1 else 0
-            kept.append(visible[position:])
-            break
-        kept.append(visible[position:start])
-        position = end + len(_CLOSE)
-        block = visible[start + len(_OPEN) : end].strip()
-        parsed = _json(block)
-        items = parsed if isinstance(parsed, list) else [block if parsed is _NOT_JSON else parsed]
-        calls += [read_call(item, turn) for item in items]
-    return _capped(calls, turn, extra), "".join(kept)
-
-
-def _capped(calls: list[ToolCall], turn: int, extra: int = 0) -> list[ToolCall]:
-    """At most :data:`MAX_CALLS_PER_MESSAGE` calls, and one malformed call standing for the rest."""
-    extra += max(0, len(calls) - MAX_CALLS_PER_MESSAGE)
-    if not extra:
-        return calls
-    too_many = ToolCall(
-        None, None, malformed=f"{extra} more calls in one message than the {MAX_CALLS_PER_MESSAGE} read", turn=turn
-    )
-    return [*calls[:MAX_CALLS_PER_MESSAGE], too_many]
-
-
-#: Builds a named tuple from a tuple of all its fields, without the generated ``__new__``'s keyword handling.
-_new = tuple.__new__
-
-
-def _error_of(message: dict[str, Any], content: Any, text: str) -> str | None:
-    if "is_error" not in message and "status" not in message and type(content) is str:  # the common case
-        return text if _ERROR_TEXT.match(text) else None
-    if message.get("is_error") is True or message.get("status") == "error":
-        return text or "error"
-    if isinstance(content, dict) and "error" in content:
-        return str(content["error"])
-    if _ERROR_TEXT.match(text):
-        return text
-    return None
-
-
-def _result_message(message: dict[str, Any], pending: deque, by_id: dict[str, int], calls: list) -> Message:
-    """Attach a tool message to its call: by ``tool_call_id``, else the oldest call still waiting."""
-    content = message.get("content")
-    text = content if type(content) is str else _text(content)
-    index = by_id.pop(message["tool_call_id"], None) if isinstance(message.get("tool_call_id"), str) else None
-    if index is not None:
-        with contextlib.suppress(ValueError):
-            pending.remove(index)
-    elif pending:
-        index = pending.popleft()
-    if index is not None:
-        error = _error_of(message, content, text)
-        call = calls[index]
-        calls[index] = _new(ToolCall, (call[0], call[1], None if error else text, error, call[4], call[5], call[6]))
-    name = message.get("name")
-    return _new(Message, ("tool", text, (), name if isinstance(name, str) else None))
-
-
-def _fast_call(raw: Any, turn: int) -> ToolCall:
-    """A call in TRL's parsed shape (``{"type": "function", "function": {"name": str, "arguments": dict}}``)
-    built without the general reader; any other shape goes to :func:`read_call`."""
-    inner = raw.get("function") if type(raw) is dict else None
-    if type(inner) is dict and "name" not in raw:
-        name, arguments = inner.get("name"), inner.get("arguments")
-        if type(name) is str and type(arguments) is dict and name.strip():
-            call_id = raw.get("id")
-            return _new(ToolCall, (name, arguments, None, None, None, turn, call_id if type(call_id) is str else None))
-    return read_call(raw, turn)
-
-
-def _assistant_message(message: dict[str, Any], turn: int) -> tuple[Message, list[ToolCall]]:
-    content = message.get("content")
-    text = content if type(content) is str else _text(content)
-    structured = message.get("tool_calls")
-    if not structured and _OPEN not in text:  # no calls: the common final message
-        return _new(Message, ("assistant", text, (), None)), []
-    if isinstance(structured, dict):
-        structured = [structured]
-    if isinstance(structured, (list, tuple)) and structured:
-        calls = [_fast_call(raw, turn) for raw in structured[: MAX_CALLS_PER_MESSAGE + 1]]
-        if len(structured) > MAX_CALLS_PER_MESSAGE:
-            calls = _capped(calls, turn, len(structured) - MAX_CALLS_PER_MESSAGE - 1)
-    else:
-        calls, text = _text_calls(text, turn)
-    return Message("assistant", text, tuple(calls)), calls
-
-
 def trajectory(completion: Any) -> Trajectory:
     """A completion (text, one message, or a list of messages) as a :class:`Trajectory`.
 
     Results attach to calls by ``tool_call_id`` or, as TRL sends them, in
     order. A tool result whose text is ``{'error': ...}`` (what TRL writes
-    when a tool raises) or a message marked ``is_error`` is an error.
+    when a tool raises) or a message marked ``is_error`` is an error. Reading
+    is linear in the rollout; in TRL's shape the calls are built only when
+    asked for.
 
     >>> t = trajectory('<think><tool_call>{"name": "rm", "arguments": {}}</tool_call></think>'
     ...                '<tool_call>{"name": "add", "arguments": {"a": 1}}</tool_call>')
     >>> [c.name for c in t.calls], t.calls[0].executed
     (['add'], False)
     """
-    if isinstance(completion, str) or completion is None:
-        raw_messages: list[Any] = [{"role": "assistant", "content": completion or ""}]
-    elif isinstance(completion, dict):
-        raw_messages = [completion]
-    else:
-        raw_messages = list(completion) if isinstance(completion, (list, tuple)) else [str(completion)]
-    messages: list[Message] = []
-    calls: list[ToolCall] = []
-    pending: deque[int] = deque()
-    by_id: dict[str, int] = {}
-    made_at: list[tuple[int, int]] = []
-    turns = 0
-    final_index = -1
-    for raw in raw_messages:
-        if not isinstance(raw, dict):
-            raw = {"role": "assistant", "content": _text(raw)}
-        role = raw.get("role", "assistant")
-        if role == "tool":
-            messages.append(_result_message(raw, pending, by_id, calls))
-            final_index = -1
-        elif role == "assistant":
-            message, made = _assistant_message(raw, turns)
-            if made:
-                made_at.append((len(messages), len(calls)))
-            pending.clear()  # calls a later turn did not wait for never get a result
-            by_id.clear()
-            for call in made:
-                if call.id is not None:
-                    by_id[call.id] = len(calls)
-                pending.append(len(calls))
-                calls.append(call)
-            turns += 1
-            messages.append(message)
-            final_index = len(messages) - 1
-        else:
-            messages.append(Message(str(role), _text(raw.get("content"))))
-    for position, start in made_at:  # the calls of each message, now with what came back
-        message = messages[position]
-        made = tuple(calls[start : start + len(message[2])])
-        messages[position] = _new(Message, (message[0], message[1], made, None))
-    final = messages[final_index].content.strip() if final_index >= 0 else ""
-    return Trajectory(tuple(messages), tuple(calls), final, turns)
+    items = list(completion) if type(completion) is list else rollout_items(completion)
+    out = _blank(Trajectory)
+    out._source, out._messages, out._calls = items, None, None
+    counted = count_rollout(items)
+    if counted is None:
+        calls, final, turns = read_rollout(items)
+        out._calls, counted = calls, _counts(calls, final, turns)
+    out._counts = counted
+    return out
+
+
+def _counts(calls: tuple[ToolCall, ...], final: str, turns: int) -> tuple[int, int, str, int]:
+    return len(calls), sum(1 for c in calls if not c.ok), final, turns
+
+
+_counts_of, _count_of, _failed_of = operator.attrgetter("_counts"), operator.itemgetter(0), operator.itemgetter(1)
+
+
+def call_counts(trajectories: Sequence[Trajectory]) -> tuple[list[int], list[int]]:
+    """The calls and the failed calls of each trajectory (read in one go, without building a call).
+
+    >>> call_counts([trajectory('<tool_call>{"name": "f"}</tool_call>'), trajectory("no calls")])
+    ([1, 0], [1, 0])
+    """
+    counts = list(map(_counts_of, trajectories))
+    return list(map(_count_of, counts)), list(map(_failed_of, counts))
+
+
+def tool_use_counts(trajectories: Sequence[Trajectory]) -> tuple[int, int, int]:
+    """Calls, failed calls, and rollouts without calls, over a batch of trajectories.
+
+    >>> tool_use_counts([trajectory('<tool_call>{"name": "f"}</tool_call>'), trajectory("no calls")])
+    (1, 1, 1)
+    """
+    made, failed = call_counts(trajectories)
+    return sum(made), sum(failed), made.count(0)
 
 
 #: The last batch read with a step key: ``(key, its completions, their trajectories)``.

@@ -1,11 +1,12 @@
-"""rewardsmith rewards in other agent frameworks: a verifiers ``Rubric``, and an environment's ``get_reward()``.
+"""rewardsmith rewards in other agent frameworks: verifiers task rewards, and an environment's ``get_reward()``.
 
-* verifiers: its rubric functions take ``prompt``, ``completion`` (text or
-  chat messages), ``answer``, ``info``, ``state``, ... by name and return a
-  float. :func:`rubric_functions` makes one such function per rewardsmith
-  reward (``info`` entries and ``answer`` become columns; a ``None`` score is
-  0.0, as a rubric needs a number) and :func:`as_rubric` builds the
-  ``verifiers.Rubric`` (``pip install verifiers``).
+* verifiers (0.4, ``verifiers.v1``): a task scores a rollout with its
+  ``@vf.reward`` methods, which ``Task.score`` calls with the task's data
+  (``task``) and the rollout (``trace``) by name, awaits, and records as
+  ``trace.rewards[name]`` (score and weight; ``trace.reward`` is the weighted
+  sum). :func:`verifiers_rewards` makes one such function per rewardsmith
+  reward and :func:`verifiers_task` a ``vf.Task`` class scoring with them
+  (``pip install 'rewardsmith[verifiers]'``).
 * TRL's environment contract: :func:`reward_method` makes a ``get_reward``
   method that scores what the environment recorded (its ``transcript`` of the
   rollout and the ``row`` it was reset with) with rewardsmith rewards.
@@ -13,52 +14,161 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+import types
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from rewardsmith.core.async_reward import AsyncReward
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.extras import MissingExtraError, require_extra
 from rewardsmith.core.registry import get_rewards
+from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 
-__all__ = ["as_rubric", "reward_method", "rubric_functions"]
+__all__ = ["UNSCORED_KEY", "reward_method", "split_rollout", "verifiers_rewards", "verifiers_task"]
+
+UNSCORED_KEY = "rewardsmith_unscored"
+"""``trace.info`` key: for each reward that could not score the rollout (recorded as 0.0), the reason."""
 
 
-def _columns(answer: Any, info: Any) -> dict[str, list[Any]]:
-    columns = {key: [value] for key, value in info.items()} if isinstance(info, dict) else {}
-    if answer is not None:
-        columns.setdefault("answer", [answer])
-    return columns
-
-
-def _rubric_function(reward: Reward) -> Callable[..., float]:
-    def score(prompt: Any = None, completion: Any = None, answer: Any = None, info: Any = None, **kwargs: Any) -> float:
-        value = reward(prompts=[prompt], completions=[completion], **_columns(answer, info))[0]
-        return 0.0 if value is None else float(value)
-
-    score.__name__ = reward.name
-    score.__qualname__ = reward.name
-    return score
-
-
-def rubric_functions(rewards: Any) -> list[Callable[..., float]]:
-    """One verifiers rubric function per reward (names, specs or a config, as :func:`~rewardsmith.get_rewards` takes).
-
-    >>> (fn,) = rubric_functions("gsm8k_accuracy")
-    >>> fn.__name__, fn(completion=[{"role": "assistant", "content": "#### 18"}], answer="18")
-    ('gsm8k_accuracy', 1.0)
-    """
-    return [_rubric_function(r) for r in get_rewards(rewards)]
-
-
-def as_rubric(rewards: Any, weights: Sequence[float] | None = None) -> Any:
-    """A ``verifiers.Rubric`` scoring with rewardsmith rewards (needs ``pip install verifiers``)."""
+def _verifiers() -> Any:
+    require_extra("verifiers", "the verifiers adapter")
     try:
-        import verifiers as vf
+        import verifiers.v1 as vf
     except ImportError as exc:
-        from rewardsmith.core.errors import RewardConfigError
+        raise MissingExtraError(
+            "the verifiers adapter needs verifiers 0.4 or later (its verifiers.v1 API): "
+            "pip install --upgrade 'rewardsmith[verifiers]'"
+        ) from exc
+    return vf
 
-        raise RewardConfigError("as_rubric needs the verifiers package: pip install 'rewardsmith[verifiers]'") from exc
-    funcs = rubric_functions(rewards)
-    return vf.Rubric(funcs=funcs, weights=list(weights) if weights is not None else [1.0] * len(funcs))
+
+def split_rollout(trace: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A verifiers trace's final branch as (prompt, completion) chat messages.
+
+    The completion starts at the first message a model call produced
+    (``sampled``), else at the first assistant message; tool calls keep
+    verifiers' flat ``name``/``arguments`` shape, which rewardsmith reads.
+
+    >>> import pytest; vf = pytest.importorskip("verifiers.v1")  # the verifiers extra
+    >>> question, reply = vf.UserMessage(content="2+2?"), vf.AssistantMessage(content="4")
+    >>> nodes = [vf.MessageNode(message=question), vf.MessageNode(parent=0, message=reply, sampled=True)]
+    >>> split_rollout(vf.Trace(task=vf.TraceTask(type="T", data=vf.TaskData()),
+    ...                        agent=vf.AgentInfo(config=vf.AgentConfig()), nodes=nodes))
+    ([{'role': 'user', 'content': '2+2?'}], [{'role': 'assistant', 'content': '4'}])
+    """
+    branches = trace.branches
+    nodes = branches[-1].nodes if branches else []
+    start = next((i for i, n in enumerate(nodes) if n.sampled), None)
+    if start is None:
+        start = next((i for i, n in enumerate(nodes) if n.message.role == "assistant"), len(nodes))
+    messages = [n.message.model_dump(exclude_none=True) for n in nodes]
+    return messages[:start], messages[start:]
+
+
+def _columns(task: Any) -> dict[str, list[Any]]:
+    """The task data's own fields (``answer``, ``info``, ...), one column each; verifiers' common fields are not."""
+    vf = _verifiers()
+    data = task.model_dump() if hasattr(task, "model_dump") else dict(task or {})
+    return {key: [value] for key, value in data.items() if key not in vf.TaskData.model_fields}
+
+
+async def _explain(reward: Reward, prompt: Any, completion: Any, columns: dict[str, list[Any]]) -> RewardResult:
+    if isinstance(reward, AsyncReward):
+        return (await reward.aexplain([prompt], [completion], **columns))[0]
+    # sync rewards run off the event loop, so verifiers' other rollouts keep going
+    return (await asyncio.to_thread(reward.explain, [prompt], [completion], **columns))[0]
+
+
+class _TaskReward:
+    """A rewardsmith reward as a verifiers task reward: ``await fn(task=..., trace=...)``.
+
+    A plain callable object rather than a closure, so the same object is a
+    task reward on its own (plugged by config) and on a task class (verifiers
+    finds its ``@vf.reward`` tag there; a ``staticmethod`` would hide it).
+    """
+
+    def __init__(self, reward: Reward) -> None:
+        self._scorer = reward
+        self.__name__ = self.__qualname__ = reward.name
+        self.__doc__ = f"rewardsmith's {reward.name!r} on the trace's final branch."
+
+    async def __call__(self, task: Any, trace: Any) -> float:
+        prompt, completion = split_rollout(trace)
+        result = await _explain(self._scorer, prompt or None, completion, _columns(task))
+        if result.score is None:
+            trace.info.setdefault(UNSCORED_KEY, {})[self.__name__] = result.reason or "unscored"
+            return 0.0
+        return float(result.score)
+
+    def __repr__(self) -> str:
+        return f"<verifiers task reward {self.__name__!r}, weight {getattr(self, '_vf_weight', 1.0):g}>"
+
+
+def _weights(count: int, weights: Sequence[float] | None) -> list[float]:
+    if weights is None:
+        return [1.0] * count
+    if len(weights) != count:
+        raise RewardConfigError(f"{len(weights)} weights for {count} rewards: give one weight per reward")
+    return [float(w) for w in weights]
+
+
+def verifiers_rewards(rewards: Any, weights: Sequence[float] | None = None) -> list[Callable[..., Awaitable[float]]]:
+    """One verifiers task reward per rewardsmith reward: ``async (task, trace) -> float``, tagged ``@vf.reward``.
+
+    ``rewards`` is what :func:`~rewardsmith.get_rewards` takes (names, specs, a
+    config). Each function scores the trace's final branch (the messages from
+    the first model turn on; the ones before are the prompt) with the task
+    data's own fields as columns, and is named after its reward, so verifiers
+    records it as ``trace.rewards[name]`` with its weight. A rollout a reward
+    cannot score counts 0.0 (verifiers needs a number) and its reason goes to
+    ``trace.info[UNSCORED_KEY][name]``. Plug one into a task by config
+    (``rewards.<name>.fn``) or use :func:`verifiers_task`.
+
+    >>> import pytest; vf = pytest.importorskip("verifiers.v1")  # the verifiers extra
+    >>> (accuracy,) = verifiers_rewards(["gsm8k_accuracy"], weights=[2.0])
+    >>> accuracy.__name__, accuracy.reward, accuracy._vf_weight  # what @vf.reward(weight=2.0) sets
+    ('gsm8k_accuracy', True, 2.0)
+    """
+    made = get_rewards(rewards)
+    names = [r.name for r in made]
+    if twice := sorted({n for n in names if names.count(n) > 1}):
+        raise RewardConfigError(
+            f"rewards named {', '.join(map(repr, twice))} more than once: verifiers keeps one score per name; "
+            "rename one with reward.named('other_name')"
+        )
+    weights = _weights(len(made), weights)
+    vf = _verifiers()
+    return [vf.reward(_TaskReward(r), weight=w) for r, w in zip(made, weights)]
+
+
+def verifiers_task(
+    rewards: Any, weights: Sequence[float] | None = None, *, base: Any = None, name: str = "RewardsmithTask"
+) -> type:
+    """A ``vf.Task`` subclass of ``base`` (default ``vf.Task``) whose ``@vf.reward`` methods are the rewards.
+
+    ``base`` may be parametrised with the task data type (``vf.Task[MathData]``)
+    or be a task class of one's own; verifiers scores a rollout with
+    ``await task.score(trace)``, as its rollouts and its replay command do.
+
+    >>> import asyncio, pytest; vf = pytest.importorskip("verifiers.v1")  # the verifiers extra
+    >>> class MathData(vf.TaskData):
+    ...     answer: str
+    >>> MathTask = verifiers_task(["gsm8k_accuracy"], base=vf.Task[MathData])
+    >>> data = MathData(prompt="What is 9*2?", answer="18")
+    >>> question, reply = vf.UserMessage(content="What is 9*2?"), vf.AssistantMessage(content="#### 18")
+    >>> nodes = [vf.MessageNode(message=question), vf.MessageNode(parent=0, message=reply, sampled=True)]
+    >>> trace = vf.Trace(task=vf.TraceTask(type="MathTask", data=data), agent=vf.AgentInfo(config=vf.AgentConfig()),
+    ...                  nodes=nodes)
+    >>> asyncio.run(MathTask(data).score(trace))
+    >>> trace.reward, trace.rewards["gsm8k_accuracy"]
+    (1.0, Reward(score=1.0, weight=1.0))
+    """
+    vf = _verifiers()
+    methods: dict[str, Any] = {fn.__name__: fn for fn in verifiers_rewards(rewards, weights)}
+    methods["__module__"] = __name__
+    return types.new_class(name, (base if base is not None else vf.Task,), exec_body=lambda ns: ns.update(methods))
 
 
 def reward_method(

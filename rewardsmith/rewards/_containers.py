@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.rewards._text import Tag, tag_name
+from rewardsmith.rewards.reasoning import check_delimiters
 
 __all__ = [
     "Container",
@@ -102,6 +103,17 @@ def checked_containers(reward: Any) -> tuple[Container | None, Container | None]
         setattr(reward, setting, box.setting())
         found.append(box)
     return found[0], found[1]
+
+
+def check_answer_settings(reward: Any) -> None:
+    """Normalise an accuracy reward's reading settings when it is made, or raise a clear configuration error.
+
+    Its ``reasoning_delimiters`` become a tuple, its ``think_tag`` and ``answer_tag`` containers' settings; an
+    answer reward needs an answer container.
+    """
+    reward.reasoning_delimiters = check_delimiters(reward.name, reward.reasoning_delimiters)
+    if checked_containers(reward)[1] is None:
+        raise RewardConfigError(f"reward {reward.name!r}: answer_tag cannot be None (use the default 'answer')")
 
 
 _PATTERNS: dict[tuple[Container, ...], tuple[re.Pattern[str], dict[str, tuple[str, bool]]]] = {}

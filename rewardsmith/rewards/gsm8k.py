@@ -34,13 +34,18 @@ from fractions import Fraction
 from itertools import islice
 
 from rewardsmith.core.engine import OnError
-from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._answers import ANSWER_PHRASE, PHRASE_WORDS, answer_statements, final_part
-from rewardsmith.rewards._containers import Container, blocks, checked_containers, container, final_part_after
+from rewardsmith.rewards._containers import (
+    Container,
+    blocks,
+    check_answer_settings,
+    container,
+    final_part_after,
+)
 from rewardsmith.rewards._latex import is_placeholder
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
@@ -52,7 +57,7 @@ from rewardsmith.rewards._text import (
     parse_number,
     visible_text,
 )
-from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
+from rewardsmith.rewards.reasoning import after_reasoning
 
 __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 
@@ -274,9 +279,7 @@ class GSM8KAccuracy(Reward):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
-        if checked_containers(self)[1] is None:
-            raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
+        check_answer_settings(self)
 
     def inputs(self) -> dict[str, Input]:
         return {"reference": Column(self.answer_column)}

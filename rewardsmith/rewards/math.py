@@ -51,7 +51,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardsmith.core.engine import OnError
-from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
@@ -69,7 +68,7 @@ from rewardsmith.rewards._answers import (
 from rewardsmith.rewards._containers import (
     Container,
     blocks,
-    checked_containers,
+    check_answer_settings,
     container,
     final_part_after,
     find_markers,
@@ -96,7 +95,7 @@ from rewardsmith.rewards._text import (
     boxed_contents,
     visible_text,
 )
-from rewardsmith.rewards.reasoning import after_reasoning, check_delimiters
+from rewardsmith.rewards.reasoning import after_reasoning
 
 __all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
 
@@ -283,9 +282,7 @@ class MathAccuracy(Reward):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self.reasoning_delimiters = check_delimiters(self.name, self.reasoning_delimiters)
-        if checked_containers(self)[1] is None:
-            raise RewardConfigError(f"reward {self.name!r}: answer_tag cannot be None (use the default 'answer')")
+        check_answer_settings(self)
 
     def inputs(self) -> dict[str, Input]:
         # MATH-style data has a worked `solution` whose last \boxed{} is the answer; it serves when there is

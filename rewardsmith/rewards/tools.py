@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from rewardsmith.core.engine import OnError
+from rewardsmith.core.engine import OnError, Scored, score_safely
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import Column, Input, Value
 from rewardsmith.core.inputs import Batch
@@ -24,7 +24,7 @@ from rewardsmith.core.lookup import import_object
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult, to_score
 from rewardsmith.core.reward import Reward
-from rewardsmith.core.trajectory import ToolCall, Trajectory
+from rewardsmith.core.trajectory import ToolCall, Trajectory, call_counts
 from rewardsmith.rewards.group_length import GroupRelative
 from rewardsmith.rewards.json_formats import schema_validator
 
@@ -190,14 +190,28 @@ class ToolSuccess(Reward):
     on_error: OnError = field(default="zero", kw_only=True)
 
     def score(self, trajectory: Trajectory) -> RewardResult:
-        calls = trajectory.calls
-        if not calls:
+        (share,) = _success_shares([trajectory])
+        if share is None:
             return RewardResult(None, "no tool calls")
-        failed = [c for c in calls if not c.ok]
-        reason = f"{len(calls) - len(failed)} of {len(calls)} call(s) succeeded"
-        return RewardResult(
-            (len(calls) - len(failed)) / len(calls), reason + (f"; {_failure(failed[0])}" if failed else "")
-        )
+        made = trajectory.call_count
+        reason = f"{made - trajectory.failed_calls} of {made} call(s) succeeded"
+        if trajectory.failed_calls:
+            reason = f"{reason}; {_failure(next(c for c in trajectory.calls if not c.ok))}"
+        return RewardResult(share, reason)
+
+    def run_batch(self, batch: Batch, *, explain: bool = False) -> Scored:
+        """Plain scores of a batch scored in this process come from the trajectories' counts (no call is built,
+        no reason written); ``explain`` and worker processes go through :meth:`score`."""
+        if explain or not self.runs_inline or type(self).score is not ToolSuccess.score or not len(batch):
+            return super().run_batch(batch, explain=explain)
+        shares = score_safely(lambda b: _success_shares(b.trajectories), batch, on_error=self.on_error, name=self.name)
+        return self.finish(batch, shares)
+
+
+def _success_shares(trajectories: list[Trajectory]) -> list[float | None]:
+    """The share of each rollout's calls that succeeded (``None``: no calls)."""
+    made, failed = call_counts(trajectories)
+    return [(m - f) / m if m else None for m, f in zip(made, failed)]
 
 
 @register_reward("tool_efficiency")
@@ -224,7 +238,7 @@ class ToolEfficiency(GroupRelative):
     cost_unit = "calls+turns"
 
     def costs(self, batch: Batch) -> list[Any]:
-        return [len(t.calls) + t.turns for t in batch.trajectories]
+        return [t.call_count + t.turns for t in batch.trajectories]
 
 
 def _resolve(state: Any) -> Callable[[Any], Any] | None:

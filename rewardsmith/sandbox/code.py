@@ -24,8 +24,11 @@ __all__ = ["compiled_runner", "runner_source"]
 
 _INSIDE = Path(__file__).resolve().parent / "inside"
 _ORDER = ("wire", "procs", "worker", "judge", "suite", "runner")
+#: The modules a sandbox of each role needs: running programs needs no test judge (its code is
+#: about half as large, and unmarshalled at every start).
+_ROLES = {"run": ("wire", "procs", "runner"), "suite": _ORDER}
 _LOCK = threading.Lock()
-_COMPILED: dict[tuple[str, float, int], bytes] = {}
+_COMPILED: dict[tuple[str, float, int, str], bytes] = {}
 
 _COMPILE = (
     "import marshal,sys\n"
@@ -50,17 +53,21 @@ def _without_local_imports(text: str) -> list[str]:
 
 
 @functools.cache
-def runner_source() -> str:
-    """The runner as one Python program (what the sandbox runs).
+def runner_source(role: str = "suite") -> str:
+    """The runner as one Python program (what a sandbox of ``role`` runs: ``suite``, everything; ``run``,
+    the runner without the Python test judge).
 
     >>> source = runner_source()
     >>> source.startswith("from __future__ import annotations") and "def worker_main" in source
     True
     >>> compile(source, "runner", "exec") is not None
     True
+    >>> small = runner_source("run")
+    >>> "def run_step" in small and "def worker_main" not in small and len(small) < 0.6 * len(source)
+    True
     """
     parts = ["from __future__ import annotations"]
-    for name in _ORDER:
+    for name in _ROLES[role]:
         parts += _without_local_imports((_INSIDE / f"{name}.py").read_text(encoding="utf-8"))
     source = "\n".join(parts) + "\n"
     if re.search(r"^\s*(from|import) rewardsmith", source, re.MULTILINE):
@@ -68,18 +75,19 @@ def runner_source() -> str:
     return source
 
 
-def compiled_runner(python: str) -> bytes:
-    """The runner compiled by ``python`` and marshalled (computed once per interpreter and process)."""
+def compiled_runner(python: str, role: str = "suite") -> bytes:
+    """The runner for ``role`` compiled by ``python`` and marshalled (computed once per interpreter, role and
+    process)."""
     try:
         stat = os.stat(python)
     except OSError as exc:
         raise SandboxError(f"the sandbox's Python {python!r} cannot be used: {exc}") from exc
-    key = (python, stat.st_mtime, stat.st_size)
+    key = (python, stat.st_mtime, stat.st_size, role)
     with _LOCK:
         if key not in _COMPILED:
             result = subprocess.run(
                 [python, "-I", "-S", "-c", _COMPILE],
-                input=runner_source().encode("utf-8"),
+                input=runner_source(role).encode("utf-8"),
                 capture_output=True,
                 env={},
                 timeout=60,

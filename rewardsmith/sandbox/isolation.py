@@ -44,7 +44,9 @@ OPTIONAL_FEATURES = ("--disable-userns", "--size")
 #: The whole environment of a sandboxed program: nothing of the parent's reaches it.
 SANDBOX_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/work", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
-_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime")
+#: The files of ``/etc`` a program may need: the dynamic loader's cache (its ``ld.so.conf`` is read only by
+#: ``ldconfig``, never at a program's start), the tool links (``cc``, ``java``) and the time zone.
+_ETC = ("ld.so.cache", "alternatives", "localtime")
 
 
 @dataclass(frozen=True)

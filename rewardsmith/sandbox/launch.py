@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import functools
 import itertools
 import os
 import shutil
@@ -94,6 +95,11 @@ class _Lines:
         return False
 
 
+@functools.lru_cache(maxsize=4)
+def _find_setpriv(path: str | None) -> str | None:
+    return shutil.which("setpriv", path=path)
+
+
 def as_user(uid: int | None, command: list[str]) -> tuple[list[str], dict]:
     """``command`` run as ``uid`` (``None``: as this process), and the ``Popen`` options that need.
 
@@ -102,7 +108,7 @@ def as_user(uid: int | None, command: list[str]) -> tuple[list[str], dict]:
     """
     if uid is None:
         return command, {}
-    setpriv = shutil.which("setpriv")
+    setpriv = _find_setpriv(os.environ.get("PATH"))
     if setpriv is None:
         return command, {"user": uid, "group": uid, "extra_groups": []}
     return [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--", *command], {}
@@ -119,7 +125,7 @@ class _Sandbox:
     """One started runner, waiting for its job (the compiled runner written to its input as far as it fits)."""
 
     def __init__(self, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> None:
-        blob = compiled_runner(iso.python)
+        blob = compiled_runner(iso.python, role)
         self.iso, self.workdir, self.uid = iso, None, iso.uid
         self.spare = False
         options: dict = {"env": {}}

@@ -100,10 +100,11 @@ def detect(isolation: str = "auto", bwrap: str | None = None, python: str | None
         raise RewardConfigError(
             f"isolation must be one of {', '.join(map(repr, ISOLATION_CHOICES))}, got {isolation!r}"
         )
-    key = (isolation, find_bwrap(bwrap), python, os.geteuid())
+    # What decides the bwrap executable, not the lookup itself (a search of PATH at every program)
+    key = (isolation, bwrap, os.environ.get("REWARDSMITH_BWRAP"), os.environ.get("PATH"), python, os.geteuid())
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = _detect(isolation, key[1], python)
+            _CACHE[key] = _detect(isolation, find_bwrap(bwrap), python)
     iso = _CACHE[key]
     if not iso.isolated and isolation == "auto":
         _warn_once(

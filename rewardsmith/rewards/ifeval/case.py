@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rewardsmith.rewards.ifeval.registry import Arg, constraint
-from rewardsmith.rewards.ifeval.text import capital_words_at_least
+from rewardsmith.rewards.ifeval.text import capital_words_at_least, relation_holds
 from rewardsmith.rewards.language import detect_language, same_language
 
 __all__ = ["capital_word_frequency", "english_capital", "english_lowercase", "response_language"]
@@ -51,10 +51,7 @@ def capital_word_frequency(response: str, args: Mapping[str, Any]) -> bool:
     >>> capital_word_frequency("I LOVE NEW YORK", {"capital_frequency": 4, "capital_relation": "at least"})
     True
     """
-    reached = capital_words_at_least(response, args["capital_frequency"])
-    if reached is None:
-        return False
-    return reached if args["capital_relation"] == "at least" else not reached
+    return relation_holds(capital_words_at_least(response, args["capital_frequency"]), args["capital_relation"])
 
 
 @constraint("language:response_language", Arg("language", "text"))

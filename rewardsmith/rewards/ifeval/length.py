@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rewardsmith.rewards.ifeval.registry import Arg, constraint
-from rewardsmith.rewards.ifeval.text import WORD, compare, sentences_at_least
+from rewardsmith.rewards.ifeval.text import WORD, compare, relation_holds, sentences_at_least
 
 __all__ = ["nth_paragraph_first_word", "number_paragraphs", "number_sentences", "number_words"]
 
@@ -40,10 +40,7 @@ def number_sentences(response: str, args: Mapping[str, Any]) -> bool:
     >>> number_sentences("Dr. Who left. He came back!", {"num_sentences": 3, "relation": "less than"})
     True
     """
-    reached = sentences_at_least(response, args["num_sentences"])
-    if reached is None:
-        return False
-    return reached if args["relation"] == "at least" else not reached
+    return relation_holds(sentences_at_least(response, args["num_sentences"]), args["relation"])
 
 
 _DIVIDER = re.compile(r"\s?\*\*\*\s?")

@@ -79,7 +79,17 @@ def compare(pattern: re.Pattern[str], text: str, threshold: int, relation: str) 
     >>> compare(_WORD, "It's a test.", 4, "at least"), compare(_WORD, "It's a test.", 4, "less than")
     (True, False)
     """
-    reached = matches_at_least(pattern, text, threshold)
+    return relation_holds(matches_at_least(pattern, text, threshold), relation)
+
+
+def relation_holds(reached: bool | None, relation: str) -> bool:
+    """IFEval's relation, given whether the count reached the threshold (``None``: it could not be counted).
+
+    >>> relation_holds(True, "at least"), relation_holds(True, "less than"), relation_holds(None, "less than")
+    (True, False, False)
+    """
+    if reached is None:
+        return False
     return not reached if relation == "less than" else reached
 
 

@@ -230,6 +230,7 @@ def main(role: str) -> None:
         emit({"kind": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]})
     emit({"kind": "done"})
     kill_all(None, bool(job.get("own_uid")))
+    os._exit(0)  # every record is written (unbuffered); tearing the interpreter down would only cost CPU
 
 
 if __name__ == "__main__":
