@@ -31,3 +31,14 @@ def wait_gone(pids, seconds: float = 30.0) -> list[int]:
             return []
         time.sleep(0.05)
     return [p for p in pids if alive(p)]
+
+
+def default_sigint() -> None:
+    """A ``preexec_fn``: the child takes SIGINT as a terminal's Ctrl-C, even where this process ignores it.
+
+    A shell starts background jobs with SIGINT ignored and children inherit that; Python then installs no
+    ``KeyboardInterrupt`` handler, so a test that presses Ctrl-C on a child would see it ignored.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -17,6 +17,7 @@ import pytest
 import rewardsmith
 from rewardsmith.check import Thresholds
 from rewardsmith.http.testing import LocalChatServer
+from tests.process_helpers import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
 NAIVE = ROOT / "examples" / "naive_rewards.py"
@@ -240,8 +241,6 @@ def test_ctrl_c_keeps_what_was_done(tmp_path):
     out = tmp_path / "out"
     command = [sys.executable, "-m", "rewardsmith.cli", "check", f"{REWARDS}:slow_exact", "--dataset", str(data),
                "--families", "empty", "--timeout", "0", "--output-dir", str(out)]  # fmt: skip
-    # SIGINT as a terminal sends it, even where this test's own process ignores it (a job started in the background)
-    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint
     )

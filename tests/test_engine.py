@@ -193,6 +193,7 @@ def test_ctrl_c_mid_batch_leaves_no_stale_results(tmp_path):
         tmp_path,
         """
         import os, signal, threading
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C even in a job started in the background
         from engine_rewards import worker_pid
         r = worker_pid.configure(workers=2)
         r(completions=["warm"] * 2)

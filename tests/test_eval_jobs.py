@@ -19,6 +19,7 @@ from rewardsmith.cli import app
 from rewardsmith.evaluation import EvaluationError, iter_results, load_eval_config
 from rewardsmith.evaluation.results import JobFolder
 from tests.eval_helpers import write_rows
+from tests.process_helpers import default_sigint
 
 ROOT = Path(__file__).resolve().parents[1]
 HELPERS = "./tests/eval_helpers.py:slow_contains"
@@ -126,7 +127,8 @@ def test_ctrl_c_stops_cleanly_keeping_what_was_done_and_the_rerun_finishes(tmp_p
     out = tmp_path / "out"
     args = ["eval", "--dataset", str(data), "--rewards", GATED, "--completions-column", "completion"]
     args += ["--output-dir", str(out), "--batch-size", "4"]
-    proc = subprocess.Popen([*CLI, *args], env=_env(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    proc = subprocess.Popen([*CLI, *args], env=_env(), cwd=ROOT, preexec_fn=default_sigint, **pipes)
     _wait_for_lines(out / "results.jsonl", 20, proc)
     proc.send_signal(signal.SIGINT)
     gate.touch()

@@ -27,6 +27,7 @@ from rewardsmith.cli import app  # noqa: E402
 from rewardsmith.core.errors import RewardConfigError  # noqa: E402
 from rewardsmith.evaluation import iter_results  # noqa: E402
 from tests.eval_helpers import write_rows  # noqa: E402
+from tests.process_helpers import default_sigint  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray"), pytest.mark.timeout(300)]
 
@@ -177,7 +178,8 @@ def test_ctrl_c_during_a_ray_job_keeps_what_was_done_and_the_rerun_finishes(tmp_
     command += ["--rewards", GATED, "--completions-column", "completion", "--output-dir", str(out)]
     command += ["--batch-size", "4", "--engine", "ray", "--no-progress"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    proc = subprocess.Popen(command, env=env, cwd=ROOT, preexec_fn=default_sigint, **pipes)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 180
     while not (results.exists() and results.read_bytes().count(b"\n") >= 20):
