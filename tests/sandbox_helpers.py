@@ -97,14 +97,31 @@ def _uid(pid: int) -> int | None:
         return None
 
 
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            return file.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def waiting_servers(found: dict[int, str]) -> set[int]:
+    """The servers of jobs in ``found`` (a bubblewrap started to serve, and its first process): by design they
+    wait for the next job; what runs below them (a job) is not one of them."""
+    servers = {pid for pid, name in found.items() if name == "bwrap" and b"serve" in _cmdline(pid)}
+    return servers | {pid for pid in found if (_stat(str(pid)) or ("", 0))[1] in servers}
+
+
 def sandboxes_below_me(spares: bool = False) -> dict[int, str]:
     """Sandboxes (bubblewrap, or the processes of another uid: programs and runners) still running below this
-    process (the reward engine's worker processes included); the spares of this process are stopped first, unless
-    ``spares``."""
+    process (the reward engine's worker processes included), other than the servers of jobs waiting for the next
+    one in the worker processes; the spares and servers of this process are stopped first, unless ``spares``."""
     if not spares:
         close_sandboxes()
     me = os.getuid()
-    return {pid: name for pid, name in descendants().items() if name == "bwrap" or _uid(pid) not in (me, None)}
+    found = {pid: name for pid, name in descendants().items() if name == "bwrap" or _uid(pid) not in (me, None)}
+    waiting = waiting_servers(found)
+    return {pid: name for pid, name in found.items() if pid not in waiting}
 
 
 def sandbox_count(found: dict[int, str]) -> int:

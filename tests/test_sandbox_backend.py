@@ -30,12 +30,12 @@ pytestmark = [requires_sandbox, pytest.mark.xdist_group("sandbox")]
 LIMITS = Limits(timeout=5)
 
 
-@pytest.fixture(params=["namespaces", "limits"])
+@pytest.fixture(params=["namespaces", "namespaces, a sandbox per program", "limits"])
 def backend(request):
-    if request.param == "namespaces":
+    if request.param.startswith("namespaces"):
         if not LocalBackend().isolation_info().isolated:
             pytest.skip("bubblewrap cannot create namespaces here")
-        return LocalBackend(isolation="require", prestart=False)
+        return LocalBackend(isolation="require", prestart=False, reuse=request.param == "namespaces")
     return LocalBackend(isolation="limits", prestart=False)
 
 
@@ -147,7 +147,7 @@ def test_an_interpreter_that_cannot_run_is_an_error():
 
 @requires_namespaces
 def test_spare_sandboxes_are_ready_and_stop_on_request():
-    backend = LocalBackend(prestart=True)
+    backend = LocalBackend(prestart=True, reuse=False)
     assert backend.run(Program("print(1)"), [""], LIMITS).runs[0].stdout == "1\n"
     assert list(sandboxes_below_me(spares=True).values()).count("bwrap") >= 1  # the spare, waiting
     assert backend.run(Program("print(2)"), [""], LIMITS).runs[0].stdout == "2\n"  # a spare did it
@@ -196,7 +196,7 @@ def test_programs_run_from_threads_that_come_and_go():
 
 
 def test_a_spare_that_died_waiting_is_replaced():
-    backend = LocalBackend(prestart=1)
+    backend = LocalBackend(prestart=1, reuse=False)
     assert backend.run(Program("print(1)"), [""], LIMITS).runs[0].stdout == "1\n"
     spares = sandboxes_below_me(spares=True)
     assert spares

@@ -1,5 +1,6 @@
-"""How many sandboxes a worker starts ahead: ``prestart="auto"`` (the default) follows the engine's workers and
-the CPUs; an explicit setting wins. Counted (spare sandboxes alive after a call), never timed."""
+"""How many sandboxes a worker starts ahead where each program gets a sandbox started for it (``reuse`` off):
+``prestart="auto"`` (the default) follows the engine's workers and the CPUs; an explicit setting wins. Counted
+(spare sandboxes alive after a call), never timed."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from rewardsmith.sandbox.local import choose_prestart
 pytestmark = [pytest.mark.xdist_group("sandbox")]
 
 CODE = "```python\nprint(1)\n```"
+PER_JOB = {"reuse": False}  # a sandbox started for each program: where spares are used
 
 
 @pytest.mark.parametrize(
@@ -72,16 +74,18 @@ def _spares_after(r) -> int:
 
 @requires_namespaces
 def test_one_worker_with_an_idle_cpu_keeps_spares_and_workers_filling_the_cpus_keep_none():
-    one = _spares_after(get_reward("code_tests", workers=1))  # scored in this process
+    one = _spares_after(get_reward("code_tests", workers=1, backend_settings=PER_JOB))  # scored in this process
     assert one == (2 if usable_cpus() > 1 else 0)
-    full = _spares_after(get_reward("code_tests", workers=usable_cpus(), timeout=60.0))
+    full = _spares_after(get_reward("code_tests", workers=usable_cpus(), timeout=60.0, backend_settings=PER_JOB))
     assert full == 0
 
 
 @requires_namespaces
 def test_an_explicit_prestart_wins_over_the_rule():
-    off = _spares_after(get_reward("code_tests", workers=1, backend_settings={"prestart": False}))
+    off = _spares_after(get_reward("code_tests", workers=1, backend_settings={**PER_JOB, "prestart": False}))
     assert off == 0
     cpus = usable_cpus()
-    on = _spares_after(get_reward("code_tests", workers=cpus, timeout=60.0, backend_settings={"prestart": 1}))
+    on = _spares_after(
+        get_reward("code_tests", workers=cpus, timeout=60.0, backend_settings={**PER_JOB, "prestart": 1})
+    )
     assert 1 <= on <= cpus  # one spare per worker that scored

@@ -23,10 +23,10 @@ from rewardsmith.sandbox.limits import SandboxError
 __all__ = ["compiled_runner", "runner_source"]
 
 _INSIDE = Path(__file__).resolve().parent / "inside"
-_ORDER = ("wire", "procs", "worker", "judge", "suite", "runner")
+_ORDER = ("wire", "procs", "forkserver", "worker", "judge", "suite", "runner")
 #: The modules a sandbox of each role needs: running programs needs no test judge (its code is
 #: about half as large, and unmarshalled at every start).
-_ROLES = {"run": ("wire", "procs", "runner"), "suite": _ORDER}
+_ROLES = {"run": ("wire", "procs", "forkserver", "runner"), "suite": _ORDER}
 _LOCK = threading.Lock()
 _COMPILED: dict[tuple[str, float, int, str], bytes] = {}
 

@@ -122,14 +122,26 @@ def _inside_usr(path: str) -> bool:
     return path == "/usr" or path.startswith("/usr/")
 
 
-def bwrap_command(iso: Isolation, limits: Limits, role: str, blob_size: int, binds: tuple[str, ...] = ()) -> list[str]:
+def bwrap_command(
+    iso: Isolation,
+    limits: Limits,
+    role: str,
+    blob_size: int,
+    binds: tuple[str, ...] = (),
+    serve_fd: int | None = None,
+) -> list[str]:
     """The bubblewrap command line that starts the runner (role ``run`` or ``suite``) in a fresh sandbox.
 
-    ``binds`` are extra host paths made visible read-only at the same place.
+    ``binds`` are extra host paths made visible read-only at the same place. With ``serve_fd`` (the inherited
+    socket it serves on), the sandbox is a server of jobs, each in new namespaces of its own
+    (:mod:`~rewardsmith.sandbox.inside.forkserver`): it keeps the two capabilities that setting them up takes,
+    in its own user namespace only, and every job's runner drops them before it reads its job.
     """
     if iso.bwrap is None:
         raise SandboxError("bubblewrap is not available")
     args = [iso.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
+    if serve_fd is not None:
+        args += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
     if "--disable-userns" in iso.features:
         args.append("--disable-userns")
     args += ["--hostname", "sandbox", "--clearenv"]
@@ -140,8 +152,21 @@ def bwrap_command(iso: Isolation, limits: Limits, role: str, blob_size: int, bin
         if path and not _inside_usr(path):
             args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
-    disk = str(int(limits.disk_mb * 2**20))
-    for mount, size in (("/dev/shm", str(min(int(disk), 64 * 2**20))), ("/tmp", disk), ("/work", disk)):
-        args += (["--size", size] if "--size" in iso.features else []) + ["--tmpfs", mount]
+    disk, shm = tmpfs_sizes(limits)
+    for mount, size in (("/dev/shm", shm), ("/tmp", disk), ("/work", disk)):
+        args += (["--size", str(size)] if "--size" in iso.features else []) + ["--tmpfs", mount]
     args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/work"]
-    return [*args, "--", iso.python, "-I", "-S", "-c", boot_source(blob_size), role]
+    command = [*args, "--", iso.python, "-I", "-S", "-c", boot_source(blob_size)]
+    if serve_fd is None:
+        return [*command, role]
+    return [*command, "serve", role, str(disk), str(shm), str(serve_fd)]
+
+
+def tmpfs_sizes(limits: Limits) -> tuple[int, int]:
+    """Bytes of the sandbox's writable ``tmpfs``: ``/work`` and ``/tmp`` (each), and ``/dev/shm``.
+
+    >>> tmpfs_sizes(Limits(disk_mb=256))
+    (268435456, 67108864)
+    """
+    disk = int(limits.disk_mb * 2**20)
+    return disk, min(disk, 64 * 2**20)

@@ -42,7 +42,7 @@ from rewardsmith.sandbox.inside.wire import WireError, dumps, loads
 from rewardsmith.sandbox.isolation import SANDBOX_ENV, Isolation, bwrap_command
 from rewardsmith.sandbox.limits import Limits
 
-__all__ = ["Launch", "close_sandboxes", "run_runner"]
+__all__ = ["Launch", "close_sandboxes", "collect", "on_close", "run_runner", "thread_token"]
 
 _UID_BASE = int(os.environ.get("REWARDSMITH_SANDBOX_UID_BASE", "1500000000"))
 _COUNTER = itertools.count()
@@ -51,6 +51,7 @@ _SPARES: dict[tuple, list[_Sandbox]] = {}
 _SPARES_LOCK = threading.Lock()
 _THREAD = threading.local()
 _TOKENS = itertools.count()
+_CLOSERS: list[Callable[[], None]] = []
 
 
 @dataclass
@@ -188,7 +189,7 @@ class _Sandbox:
         self.discard_workdir()
 
 
-def _thread_token() -> int:
+def thread_token() -> int:
     """A number for this thread that no other thread gets (thread idents are reused once a thread ends)."""
     token = getattr(_THREAD, "token", None)
     if token is None:
@@ -202,7 +203,7 @@ def _take(iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...], pre
     Spares are kept per thread: a sandbox dies with the thread that started it (``--die-with-parent`` and the
     runner's parent-death signal are a thread's, in Linux), so only a spare of this thread is sure to live.
     """
-    key = (_thread_token(), iso, role, limits.disk_mb, binds)
+    key = (thread_token(), iso, role, limits.disk_mb, binds)
     with _SPARES_LOCK:
         gone = []
         for queue in _SPARES.values():  # spares of threads that ended die with them
@@ -223,16 +224,46 @@ def _take(iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...], pre
     return sandbox
 
 
+def on_close(closer: Callable[[], None]) -> None:
+    """Have :func:`close_sandboxes` call ``closer`` too (another pool of waiting sandboxes)."""
+    _CLOSERS.append(closer)
+
+
 def close_sandboxes() -> None:
-    """Stop the spare sandboxes started ahead of time (they also stop when this process ends)."""
+    """Stop the sandboxes that wait for work: spares started ahead, servers of jobs (they also stop when this
+    process ends)."""
     with _SPARES_LOCK:
         spares = [spare for queue in _SPARES.values() for spare in queue]
         _SPARES.clear()
     for spare in spares:
         spare.close()
+    for closer in _CLOSERS:
+        closer()
 
 
 atexit.register(close_sandboxes)
+
+
+def collect(
+    launch: Launch,
+    streams: tuple[int, int],
+    feed: tuple[int, bytes],
+    deadline: float,
+    stop: Callable[[dict], bool] | None,
+    output_limit: int | None,
+) -> str:
+    """Write a runner's job (``feed``: fd and bytes), read its records and stderr (``streams``) into ``launch``
+    until both close or it is time to stop; why it stopped (:func:`~rewardsmith.sandbox.inside.procs.pump`)."""
+    records, stderr = streams
+    out = Capture(output_limit or (1 << 26), tail=0, keep=False)  # the records are read as they come
+    err = Capture(1 << 16)
+    try:
+        reason = pump({records: out, stderr: err}, feed, None, deadline, _Lines(launch, stop, records))
+    finally:
+        launch.stderr = err.text(tail=True)
+    if launch.ending != "done":
+        launch.ending = {"timeout": "timeout", "stopped": "stopped", "limit": "output_limit"}.get(reason, "crashed")
+    return reason
 
 
 def run_runner(
@@ -257,18 +288,12 @@ def run_runner(
         return launch
     deadline = started + (wall if wall is not None else limits.timeout + 5)
     process = sandbox.process
-    out = Capture(output_limit or (1 << 26), tail=0, keep=False)  # the records are read as they come
-    err = Capture(1 << 16)
     try:
-        sinks = {process.stdout.fileno(): out, process.stderr.fileno(): err}
         feed, sandbox.feed = sandbox.feed, None
         data = sandbox.pending + dumps(sandbox.job(job)).encode()
-        reason = pump(sinks, (feed, data), None, deadline, _Lines(launch, stop, process.stdout.fileno()))
-        if launch.ending != "done":
-            launch.ending = {"timeout": "timeout", "stopped": "stopped", "limit": "output_limit"}.get(reason, "crashed")
+        collect(launch, (process.stdout.fileno(), process.stderr.fileno()), (feed, data), deadline, stop, output_limit)
     finally:
         sandbox.close()
-    launch.stderr = err.text(tail=True)
     launch.seconds = time.monotonic() - started
     if sandbox.spare and launch.ending == "crashed" and not launch.records:  # a spare that died waiting
         return run_runner(

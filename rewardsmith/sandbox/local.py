@@ -39,6 +39,7 @@ from rewardsmith.sandbox.results import (
     execution_from_records,
     suite_from_records,
 )
+from rewardsmith.sandbox.servers import run_served
 
 __all__ = ["LocalBackend", "choose_prestart"]
 
@@ -108,8 +109,11 @@ class LocalBackend(Backend):
     tools: Mapping[str, str] = field(default_factory=dict)
     binds: tuple[str, ...] = ()
     prestart: int | str = "auto"
+    reuse: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.reuse, bool):
+            raise RewardConfigError(f"sandbox setting reuse must be true or false, got {self.reuse!r}")
         ok = self.prestart == "auto" or (isinstance(self.prestart, int) and self.prestart >= 0)
         if not ok:
             raise RewardConfigError(
@@ -131,6 +135,15 @@ class LocalBackend(Backend):
     def describe(self) -> str:
         iso = self.isolation_info()
         return f"local, {iso.mode}: {iso.reason}"
+
+    def _launch(self, iso: Isolation, limits: Limits, role: str, job: dict, **options) -> Launch:
+        """Run ``job`` on this thread's waiting server when ``reuse`` is on and it can be used here, else in a
+        sandbox started for it."""
+        if self.reuse:
+            launch = run_served(iso, limits, role, job, **options)
+            if launch is not None:
+                return launch
+        return run_runner(iso, limits, role, job, prestart=self.spares(), **options)
 
     def _extra_processes(self, iso: Isolation) -> int:
         if iso.isolated or os.geteuid() == 0:
@@ -161,7 +174,7 @@ class LocalBackend(Backend):
                 return False
             return stop(index - offset, execution_from_records([{**record, "index": 0}], 1, False).runs[0])
 
-        launch = run_runner(
+        launch = self._launch(
             iso,
             limits,
             "run",
@@ -170,7 +183,6 @@ class LocalBackend(Backend):
             binds=(*self.binds, *(tool.folders if tool else ())),
             stop=on_record,
             output_limit=len(steps) * (7 * limits.output_bytes + 65536) + (1 << 20),  # JSON escapes: 6 bytes a byte
-            prestart=self.spares(),
         )
         _failed(launch)
         execution = execution_from_records(launch.records, len(steps), compiled)
@@ -188,7 +200,7 @@ class LocalBackend(Backend):
             "files": dict(program.files),
             "suite": suite_job(program, suite, limits, load_timeout, budget, self._extra_processes(iso)),
         }
-        launch = run_runner(
+        launch = self._launch(
             iso,
             limits,
             "suite",
@@ -196,7 +208,6 @@ class LocalBackend(Backend):
             wall=load_timeout + budget + _SLACK,
             binds=self.binds,
             output_limit=suite.size * 8192 + 4 * limits.output_bytes + (1 << 20),
-            prestart=self.spares(),
         )
         _failed(launch)
         missing = {

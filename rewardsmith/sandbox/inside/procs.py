@@ -37,14 +37,25 @@ _LIMITS = {
 }
 
 
-def prctl(option: int, value: int) -> int:
-    """``prctl(option, value)`` through ``_ctypes`` (``ctypes`` itself costs 5 ms to import); -1 when unavailable."""
+_LIBC: dict = {}
+
+
+def libc_call(name: str, *args: object) -> int:
+    """The C library's ``name(*args)`` through ``_ctypes`` (``ctypes`` itself costs 5 ms to import): ints, bytes
+    (as pointers) and ``None`` (NULL) only; -1 when unavailable."""
     try:
         import _ctypes
 
-        return _ctypes.call_function(_ctypes.dlsym(_ctypes.dlopen(None), "prctl"), (option, value, 0, 0, 0))
+        if name not in _LIBC:
+            _LIBC[name] = _ctypes.dlsym(_ctypes.dlopen(None), name)
+        return _ctypes.call_function(_LIBC[name], args)
     except Exception:
         return -1
+
+
+def prctl(option: int, value: int) -> int:
+    """``prctl(option, value)``; -1 when it fails or is unavailable."""
+    return libc_call("prctl", option, value, 0, 0, 0)
 
 
 def add_exit_builtins() -> None:

@@ -29,6 +29,7 @@ import os
 import sys
 import time
 
+from rewardsmith.sandbox.inside.forkserver import serve
 from rewardsmith.sandbox.inside.judge import start_worker
 from rewardsmith.sandbox.inside.procs import (
     PR_SET_DUMPABLE,
@@ -206,9 +207,13 @@ def _read_job() -> dict:
 
 
 def main(role: str) -> None:
-    """Run as the sandbox's runner (role ``run`` or ``suite``), or as a test worker (role ``worker``)."""
+    """Run as the sandbox's runner (role ``run`` or ``suite``), as a test worker (role ``worker``), or as a server
+    of jobs in namespaces of their own (role ``serve``, :mod:`~rewardsmith.sandbox.inside.forkserver`)."""
     if role == "worker":
         worker_main()
+        return
+    if role == "serve":
+        serve(main, *sys.argv[2:6])
         return
     protect_self()
     blob = globals().get("BLOB", b"")

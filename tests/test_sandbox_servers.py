@@ -1,0 +1,162 @@
+"""One waiting sandbox serves a worker's programs, each in new namespaces: nothing of one program reaches the next.
+
+Every check runs a real program that reports what it can see or do, and first shows, in the program that
+leaves something behind, that what it left was really there for itself: the next program's "nothing" could fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+
+import pytest
+from sandbox_helpers import descendants, requires_namespaces, settle, waiting_servers, with_marker
+
+from rewardsmith import get_reward
+from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.sandbox import Limits, LocalBackend, Program
+from rewardsmith.sandbox.launch import close_sandboxes
+
+pytestmark = [requires_namespaces, pytest.mark.xdist_group("sandbox")]
+
+MARK = f"rsleft{uuid.uuid4().hex[:8]}"
+KEY = int(uuid.uuid4().hex[:6], 16)  # a SysV IPC key of this run
+LIMITS = Limits(timeout=10)
+
+LEAVE = f"""
+import ctypes, os, sys
+for folder in ("/work", "/tmp", "/dev/shm"):
+    with open(f"{{folder}}/{MARK}", "w") as file:
+        file.write("left")
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+shm = libc.shmget({KEY}, 4096, 0o1000 | 0o666)
+queue = libc.mq_open(b"/{MARK}", os.O_CREAT | os.O_RDWR, 0o600, None)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(120)", "{MARK}"])
+    os._exit(0)
+os.wait()
+for _ in range(500):  # until the background process has started (at most 5 s)
+    seen = [name for name in os.listdir("/proc") if name.isdigit()
+            and "{MARK}" in open(f"/proc/{{name}}/cmdline").read()]
+    if seen:
+        break
+    __import__("time").sleep(0.01)
+seen = [name for name in os.listdir("/proc") if name.isdigit()
+        and "{MARK}" in open(f"/proc/{{name}}/cmdline").read()]
+files = [folder for folder in ("/work", "/tmp", "/dev/shm") if os.path.exists(f"{{folder}}/{MARK}")]
+print(files, libc.shmget({KEY}, 0, 0) >= 0, queue >= 0, len(seen))
+"""
+
+LOOK = f"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mq_open.argtypes = [ctypes.c_char_p, ctypes.c_int]
+seen = [name for name in os.listdir("/proc") if name.isdigit()
+        and "{MARK}" in open(f"/proc/{{name}}/cmdline").read()]
+files = [folder for folder in ("/work", "/tmp", "/dev/shm") if os.path.exists(f"{{folder}}/{MARK}")]
+print(files, libc.shmget({KEY}, 0, 0) >= 0, libc.mq_open(b"/{MARK}", os.O_RDWR) >= 0, len(seen))
+"""
+
+POWERS = """
+import ctypes, json, os
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+libc = ctypes.CDLL(None, use_errno=True)
+print(json.dumps({
+    "caps": [status[name].strip() for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")],
+    "no_new_privs": status["NoNewPrivs"].strip(),
+    "mount": libc.mount(b"tmpfs", b"/work", b"tmpfs", 0, None),
+    "unshare": libc.unshare(0x00020000),
+    "pids": sorted(int(name) for name in os.listdir("/proc") if name.isdigit()),
+    "me": os.getpid(),
+    "writable_root": os.access("/", os.W_OK),
+}))
+"""
+
+
+def _servers() -> set[int]:
+    """The bubblewrap processes of this process's waiting servers."""
+    found = descendants()
+    return {pid for pid in waiting_servers(found) if found[pid] == "bwrap"}
+
+
+@pytest.fixture
+def backend():
+    close_sandboxes()
+    yield LocalBackend(isolation="require")
+    close_sandboxes()
+
+
+def _run(backend: LocalBackend, source: str, inputs: tuple[str, ...] = ("",), limits: Limits = LIMITS, stop=None):
+    return backend.run(Program(source), list(inputs), limits, stop=stop)
+
+
+def test_nothing_a_program_leaves_reaches_the_next_program_on_the_same_server(backend):
+    left = _run(backend, LEAVE).runs[0]
+    assert left.ok, left.stderr
+    assert left.stdout == "['/work', '/tmp', '/dev/shm'] True True 1\n"  # all of it was there, for the program
+    server = _servers()
+    assert len(server) == 1
+    assert not settle(lambda: with_marker(MARK)), "the program's background process outlived it"
+    seen = _run(backend, LOOK).runs[0]
+    assert seen.ok, seen.stderr
+    assert seen.stdout == "[] False False 0\n"  # no file, no SysV segment, no POSIX queue, no process
+    assert _servers() == server  # the same server ran both
+
+
+def test_a_program_holds_no_capability_and_sees_only_its_own_processes(backend):
+    run = _run(backend, POWERS).runs[0]
+    assert run.ok, run.stderr
+    seen = json.loads(run.stdout)
+    assert seen["caps"] == ["0000000000000000"] * 5 and seen["no_new_privs"] == "1"
+    assert seen["mount"] == -1 and seen["unshare"] == -1 and not seen["writable_root"]
+    assert seen["me"] in seen["pids"] and 1 in seen["pids"] and len(seen["pids"]) <= 3  # the runner, the program
+
+
+def test_a_program_that_times_out_is_ended_and_the_server_goes_on(backend):
+    _run(backend, "print(1)")
+    server = _servers()
+    looping = (
+        f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'while 1: pass', '{MARK}'])\nwhile 1: pass"
+    )
+    run = _run(backend, looping, limits=Limits(timeout=1)).runs[0]
+    assert run.status == "timeout"
+    assert not settle(lambda: with_marker(MARK)), "a process of the program that timed out is still running"
+    assert _run(backend, "print(2)").runs[0].stdout == "2\n"
+    assert _servers() == server
+
+
+def test_a_run_stopped_at_its_first_failure_ends_there_and_the_server_goes_on(backend):
+    _run(backend, "print(1)")
+    server = _servers()
+    program = "import time\nx = input()\nprint(x)\ntime.sleep(60 if x == 'c' else 0)"
+    stopped = _run(backend, program, ("a", "b", "c"), stop=lambda index, run: run.stdout == "b\n")
+    assert [r.status for r in stopped.runs] == ["ok", "ok", "not_run"]
+    assert _run(backend, "print(3)").runs[0].stdout == "3\n"
+    assert _servers() == server
+
+
+def test_a_server_that_died_waiting_is_replaced(backend):
+    _run(backend, "print(1)")
+    (server,) = _servers()
+    os.kill(server, 9)
+    assert _run(backend, "print(2)").runs[0].stdout == "2\n"  # by a new server, or a sandbox of its own
+    assert _run(backend, "print(3)").runs[0].stdout == "3\n"
+    assert _servers() and _servers() != {server}  # a new server
+
+
+def test_with_reuse_off_each_program_gets_a_sandbox_started_for_it():
+    close_sandboxes()
+    per_program = LocalBackend(isolation="require", reuse=False, prestart=0)
+    assert _run(per_program, LEAVE).runs[0].ok
+    assert _run(per_program, LOOK).runs[0].stdout == "[] False False 0\n"
+    assert not _servers()
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_a_bad_reuse_setting_is_a_config_error(bad):
+    with pytest.raises(RewardConfigError, match="reuse must be true or false"):
+        get_reward("code_tests", backend_settings={"reuse": bad})
