@@ -160,3 +160,19 @@ def test_with_reuse_off_each_program_gets_a_sandbox_started_for_it():
 def test_a_bad_reuse_setting_is_a_config_error(bad):
     with pytest.raises(RewardConfigError, match="reuse must be true or false"):
         get_reward("code_tests", backend_settings={"reuse": bad})
+
+
+KEYRING = """
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+add_key = {"x86_64": 248, "aarch64": 217}[platform.machine()]
+number = libc.syscall(add_key, b"user", b"rewardsmith-left", b"x", 1, -4)  # into the user keyring
+print(number, ctypes.get_errno())
+"""
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_kernel_keyrings_shared_by_a_uid_across_sandboxes_are_refused(reuse):
+    run = _run(LocalBackend(isolation="require", reuse=reuse, prestart=0), KEYRING).runs[0]
+    assert run.ok, run.stderr
+    assert run.stdout == "-1 38\n"  # ENOSYS: no key can be left for the next program

@@ -41,6 +41,7 @@ from rewardsmith.sandbox.inside.runner import boot_source
 from rewardsmith.sandbox.inside.wire import WireError, dumps, loads
 from rewardsmith.sandbox.isolation import SANDBOX_ENV, Isolation, bwrap_command
 from rewardsmith.sandbox.limits import Limits
+from rewardsmith.sandbox.seccomp import seccomp_fd
 
 __all__ = ["Launch", "close_sandboxes", "collect", "on_close", "run_runner", "thread_token"]
 
@@ -130,8 +131,11 @@ class _Sandbox:
         self.iso, self.workdir, self.uid = iso, None, iso.uid
         self.spare = False
         options: dict = {"env": {}}
+        seccomp = None
         if iso.isolated:
-            command = bwrap_command(iso, limits, role, len(blob), binds)
+            seccomp = seccomp_fd()
+            command = bwrap_command(iso, limits, role, len(blob), binds, seccomp_fd=seccomp)
+            options["pass_fds"] = () if seccomp is None else (seccomp,)
             self.cwd = "/work"
         else:
             self.workdir = self.cwd = tempfile.mkdtemp(prefix="rewardsmith-sandbox-")
@@ -154,6 +158,9 @@ class _Sandbox:
         except OSError:
             self.discard_workdir()
             raise
+        finally:
+            if seccomp is not None:
+                os.close(seccomp)
         self.feed = os.dup(self.process.stdin.fileno())  # pump writes and closes this copy: the runner sees the end
         self.process.stdin.close()
         self.pending = blob

@@ -31,6 +31,7 @@ from rewardsmith.sandbox.inside.wire import dumps
 from rewardsmith.sandbox.isolation import Isolation, bwrap_command
 from rewardsmith.sandbox.launch import Launch, as_user, collect, on_close, thread_token
 from rewardsmith.sandbox.limits import Limits, SandboxError
+from rewardsmith.sandbox.seccomp import seccomp_fd
 
 __all__ = ["close_servers", "run_served"]
 
@@ -46,15 +47,16 @@ class _Server:
     def __init__(self, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> None:
         blob = compiled_runner(iso.python, role)
         self.sock, inside = socket.socketpair()
+        seccomp = seccomp_fd()
         try:
-            command = bwrap_command(iso, limits, role, len(blob), binds, serve_fd=inside.fileno())
+            command = bwrap_command(iso, limits, role, len(blob), binds, serve_fd=inside.fileno(), seccomp_fd=seccomp)
             command, switch = as_user(iso.uid, command)
             self.process = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(inside.fileno(),),
+                pass_fds=(inside.fileno(),) + (() if seccomp is None else (seccomp,)),
                 start_new_session=True,
                 env={},
                 **switch,
@@ -64,6 +66,8 @@ class _Server:
             raise
         finally:
             inside.close()
+            if seccomp is not None:
+                os.close(seccomp)
         try:
             self.process.stdin.write(blob)
             self.process.stdin.close()
