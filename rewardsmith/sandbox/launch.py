@@ -17,6 +17,11 @@ it is ready, blocked on reading its job, when the next program comes: a spare ha
 but the runner's code, and each job still gets a sandbox of its own. Spares
 die with this process (``--die-with-parent``, or the end of their input);
 :func:`close_sandboxes` stops them sooner.
+
+In namespaces mode the backend's default path is another: a waiting sandbox
+that serves every job of a worker thread, each in new namespaces
+(:mod:`~rewardsmith.sandbox.servers`); this one is its fallback, and the path
+of ``reuse=False`` and of limits-only mode.
 """
 
 from __future__ import annotations

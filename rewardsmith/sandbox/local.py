@@ -1,7 +1,11 @@
-"""The local backend: programs run on this machine, in a fresh bubblewrap sandbox each (or with limits only).
+"""The local backend: programs run on this machine, in fresh namespaces each under bubblewrap (or with limits only).
 
-Every call starts one sandbox (:func:`~rewardsmith.sandbox.launch.run_runner`)
-that compiles the program once, runs it on each input, and is then gone with
+Every call runs one job (files, then the program on each input) in a sandbox
+of its own: by default (``reuse``) a runner forked by this worker thread's
+waiting bubblewrap sandbox into new mount, IPC and PID namespaces
+(:mod:`~rewardsmith.sandbox.servers`), else a bubblewrap sandbox started for
+the call (:func:`~rewardsmith.sandbox.launch.run_runner`). Either way the
+runner compiles the program once, runs it on each input, and is gone with
 everything it started: nothing a program writes or leaves running reaches
 the next one. Which isolation is used is decided once per process
 (:func:`~rewardsmith.sandbox.probe.detect`): ``isolation="auto"`` (bubblewrap
@@ -97,10 +101,12 @@ class LocalBackend(Backend):
     ``PATH``); ``python`` (the interpreter the sandbox uses; default this one,
     else the system's); ``tools`` (commands per language, e.g.
     ``{"cpp": "clang++"}``); ``binds`` (more host folders to show read-only);
-    ``prestart`` (how many sandboxes to start ahead, while programs run, so that
-    one is ready when the next program comes; each program still gets a sandbox
-    of its own; ``0`` or ``False``: none; ``"auto"``, the default: 2 when the
-    reward engine's workers leave a CPU idle, else none, see :func:`choose_prestart`).
+    ``reuse`` (default ``True``: one waiting sandbox per worker thread serves its
+    programs, each forked into new namespaces; ``False``: a bubblewrap sandbox
+    started per program); ``prestart`` (with ``reuse`` off: how many sandboxes to
+    start ahead, while programs run, so that one is ready when the next program
+    comes; ``0`` or ``False``: none; ``"auto"``, the default: 2 when the reward
+    engine's workers leave a CPU idle, else none, see :func:`choose_prestart`).
     """
 
     isolation: str = "auto"
