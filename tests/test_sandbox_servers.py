@@ -176,3 +176,19 @@ def test_kernel_keyrings_shared_by_a_uid_across_sandboxes_are_refused(reuse):
     run = _run(LocalBackend(isolation="require", reuse=reuse, prestart=0), KEYRING).runs[0]
     assert run.ok, run.stderr
     assert run.stdout == "-1 38\n"  # ENOSYS: no key can be left for the next program
+
+
+def test_a_forked_child_neither_uses_nor_stops_its_parents_server(backend):
+    _run(backend, "print(1)")
+    server = _servers()
+    pid = os.fork()
+    if pid == 0:  # a forked child (a data loader's worker, say) that scores and then exits normally
+        ok = False
+        try:
+            ok = _run(backend, "print(2)").runs[0].stdout == "2\n"
+            close_sandboxes()
+        finally:
+            os._exit(0 if ok else 1)
+    assert os.waitpid(pid, 0)[1] == 0
+    assert _servers() == server  # the parent's server was not stopped by the child, and still serves
+    assert _run(backend, "print(3)").runs[0].stdout == "3\n"

@@ -253,7 +253,15 @@ def close_sandboxes() -> None:
         closer()
 
 
+def _forget_spares() -> None:
+    """In a forked child: the spares are the parent's, to use and to stop."""
+    global _SPARES_LOCK
+    _SPARES_LOCK = threading.Lock()
+    _SPARES.clear()
+
+
 atexit.register(close_sandboxes)
+os.register_at_fork(after_in_child=_forget_spares)
 
 
 def collect(

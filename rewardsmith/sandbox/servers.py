@@ -193,4 +193,12 @@ def close_servers() -> None:
         server.close(wait=5.0)
 
 
+def _forget_servers() -> None:
+    """In a forked child: the servers are the parent's, to use and to stop; this process starts its own."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _SERVERS.clear()
+
+
 on_close(close_servers)
+os.register_at_fork(after_in_child=_forget_servers)
