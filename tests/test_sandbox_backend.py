@@ -162,6 +162,7 @@ def test_doctor_in_namespaces():
     assert "mode: namespaces (bubblewrap)" in result.output and "interfaces seen: lo" in result.output
     report = diagnose()
     assert report.isolation.isolated and report.checks and all(check.ok for check in report.checks), report.checks
+    assert {c.name: c for c in report.checks}["sandbox per program"].detail.startswith("new namespaces for each")
 
 
 def test_doctor_in_limits_only_mode():
@@ -170,6 +171,7 @@ def test_doctor_in_limits_only_mode():
     assert "mode: limits only" in result.output and "language python" in result.output
     checks = {check.name: check for check in diagnose("limits").checks}
     assert checks["language python"].ok and checks["environment"].ok and checks["memory limit"].ok
+    assert checks["sandbox per program"].detail.startswith("limits only")
     assert not checks["other processes"].ok  # the host's processes are in sight: the doctor says so
 
 

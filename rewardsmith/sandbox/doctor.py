@@ -19,6 +19,7 @@ from rewardsmith.sandbox.languages import LANGUAGES
 from rewardsmith.sandbox.limits import Limits, SandboxError
 from rewardsmith.sandbox.local import LocalBackend
 from rewardsmith.sandbox.results import Program
+from rewardsmith.sandbox.servers import serves
 
 __all__ = ["Check", "Diagnosis", "diagnose"]
 
@@ -115,7 +116,17 @@ def diagnose(isolation: str = "auto", bwrap: str | None = None, python: str | No
         return Diagnosis(None, str(exc))
     diagnosis = Diagnosis(iso)
     try:
-        diagnosis.checks = _languages(backend) + _reach(backend, iso)
+        diagnosis.checks = _languages(backend) + _reach(backend, iso) + [_serving(iso)]
     except SandboxError as exc:
         diagnosis.error = str(exc)
     return diagnosis
+
+
+def _serving(iso: Isolation) -> Check:
+    """How each program got its sandbox in the runs above."""
+    if not iso.isolated:
+        return Check("sandbox per program", True, "limits only: a process started for each program")
+    if serves(iso):
+        return Check("sandbox per program", True, "new namespaces for each, forked by a waiting sandbox (reuse)")
+    detail = "a bubblewrap sandbox started for each: the waiting sandbox could not be used here (slower)"
+    return Check("sandbox per program", False, detail)

@@ -33,7 +33,7 @@ from rewardsmith.sandbox.launch import Launch, as_user, collect, on_close, threa
 from rewardsmith.sandbox.limits import Limits, SandboxError
 from rewardsmith.sandbox.seccomp import seccomp_fd
 
-__all__ = ["close_servers", "run_served"]
+__all__ = ["close_servers", "run_served", "serves"]
 
 _READY_SECONDS = 30.0  # a server's start, or the end of a job it was told to end (generous: a busy machine)
 _SERVERS: dict[tuple, _Server] = {}
@@ -182,6 +182,16 @@ def run_served(
         return None
     launch.seconds = time.monotonic() - started
     return launch
+
+
+def serves(iso: Isolation) -> bool:
+    """Whether jobs in ``iso`` run on waiting servers in this process (not after a server could not be used).
+
+    >>> from rewardsmith.sandbox import detect
+    >>> serves(detect("limits"))
+    False
+    """
+    return iso.isolated and not any(settings[0] == iso for settings in _UNSERVED)
 
 
 def close_servers() -> None:
