@@ -17,6 +17,7 @@ from rewardsmith import get_reward
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.sandbox import Limits, LocalBackend, Program
 from rewardsmith.sandbox.launch import close_sandboxes
+from rewardsmith.sandbox.servers import serves
 
 pytestmark = [requires_namespaces, pytest.mark.xdist_group("sandbox")]
 
@@ -74,6 +75,67 @@ print(json.dumps({
     "me": os.getpid(),
     "writable_root": os.access("/", os.W_OK),
 }))
+"""
+
+
+IN_FLIGHT = f"""
+import fcntl, os, pty, socket
+master, follower = pty.openpty()
+os.write(master, b"{MARK}-pty\\n")
+lock = open("/usr/bin/env", "rb")
+fcntl.flock(lock, fcntl.LOCK_EX)
+named = socket.socket(socket.AF_UNIX)
+named.bind(b"\\0{MARK}")
+named.listen()
+tcp = socket.socket()
+tcp.bind(("127.0.0.1", 8080))
+tcp.listen()
+a, b = socket.socketpair()
+fds = [a.fileno(), b.fileno(), master, follower, lock.fileno(), named.fileno(), tcp.fileno()]
+socket.send_fds(a, [b"x"], fds)  # a cycle: the sockets hold themselves and the rest, once nothing else does
+unix = [line.split()[-1] for line in open("/proc/net/unix").read().splitlines()[1:]]
+print(sorted(os.listdir("/dev/pts")), "@{MARK}" in unix)
+"""
+
+SEES_IN_FLIGHT = f"""
+import fcntl, os, socket
+unix = [line.split()[-1] for line in open("/proc/net/unix").read().splitlines()[1:]]
+with open("/usr/bin/env", "rb") as file:
+    try:
+        fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        locked = False
+    except OSError:
+        locked = True
+try:
+    socket.socket().bind(("127.0.0.1", 8080))
+    port_taken = False
+except OSError:
+    port_taken = True
+print(sorted(os.listdir("/dev/pts")), "@{MARK}" in unix, locked, port_taken)
+"""
+
+TRAFFIC = """
+import socket
+for i in range(5):
+    listener = socket.socket()
+    listener.bind((f"127.66.{i}.1", 4242))
+    listener.listen()
+    client = socket.socket()
+    client.bind((f"127.77.{i}.9", 5000 + i))
+    client.connect(listener.getsockname())
+    accepted, _ = listener.accept()
+    client.close()
+    accepted.close()
+udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(123):
+    udp.sendto(b"x", ("127.0.0.1", 9))
+"""
+
+COUNTERS = """
+tcp = [line.split()[3] for line in open("/proc/net/tcp").read().splitlines()[1:]]
+lines = [line.split() for line in open("/proc/net/snmp").read().splitlines() if line.startswith("Udp:")]
+udp = dict(zip(lines[0][1:], lines[1][1:]))
+print(tcp.count("06"), udp["OutDatagrams"], udp["NoPorts"])  # 06: TIME_WAIT
 """
 
 
@@ -154,6 +216,31 @@ def test_with_reuse_off_each_program_gets_a_sandbox_started_for_it():
     assert _run(per_program, LEAVE).runs[0].ok
     assert _run(per_program, LOOK).runs[0].stdout == "[] False False 0\n"
     assert not _servers()
+
+
+def test_what_a_program_puts_in_flight_does_not_reach_the_next_program(backend):
+    left = _run(backend, IN_FLIGHT).runs[0]
+    assert left.ok, left.stderr
+    assert left.stdout == "['0', 'ptmx'] True\n"  # its terminal and its named socket, there for it
+    seen = _run(backend, SEES_IN_FLIGHT).runs[0]
+    assert seen.ok, seen.stderr
+    assert seen.stdout == "['ptmx'] False False False\n"  # no terminal, no socket name, no lock, no port
+
+
+def test_a_programs_network_traffic_leaves_no_trace_for_the_next_program(backend):
+    assert _run(backend, TRAFFIC).runs[0].ok
+    assert _run(backend, TRAFFIC + COUNTERS).runs[0].stdout == "5 123 123\n"  # what one program's traffic shows
+    seen = _run(backend, COUNTERS).runs[0]
+    assert seen.stdout == "0 0 0\n"  # no TIME_WAIT entry, no datagram counted
+
+
+def test_a_program_cannot_interrupt_its_runner_or_make_its_job_run_twice(backend):
+    _run(backend, "print(1)")
+    server = _servers()
+    source = "import os, signal\nos.kill(1, signal.SIGINT)\nprint(open('/proc/1/cmdline').read().count('serve'))"
+    run = _run(backend, source).runs[0]
+    assert run.ok and run.stdout == "1\n", (run.stdout, run.stderr)  # ran once, on the server, the runner unmoved
+    assert _servers() == server and serves(backend.isolation_info())
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, None])

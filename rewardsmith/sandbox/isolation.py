@@ -135,7 +135,7 @@ def bwrap_command(
 
     ``binds`` are extra host paths made visible read-only at the same place. With ``serve_fd`` (the inherited
     socket it serves on), the sandbox is a server of jobs, each in new namespaces of its own
-    (:mod:`~rewardsmith.sandbox.inside.forkserver`): it keeps the two capabilities that setting them up takes,
+    (:mod:`~rewardsmith.sandbox.inside.forkserver`): it keeps the three capabilities that setting them up takes,
     in its own user namespace only, and every job's runner drops them before it reads its job. ``seccomp_fd``
     holds the sandbox's seccomp filter (:mod:`~rewardsmith.sandbox.seccomp`).
     """
@@ -143,7 +143,7 @@ def bwrap_command(
         raise SandboxError("bubblewrap is not available")
     args = [iso.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
     if serve_fd is not None:
-        args += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"]
+        args += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_NET_ADMIN"]
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     if "--disable-userns" in iso.features:

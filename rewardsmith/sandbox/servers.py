@@ -3,10 +3,11 @@
 Starting a bubblewrap sandbox costs about as much CPU as running a small
 program. In ``namespaces`` mode each worker thread therefore starts one
 server (:mod:`~rewardsmith.sandbox.inside.forkserver`) and hands it every job:
-the server forks each job's runner into new mount, IPC and PID namespaces
-with new ``tmpfs`` and no capabilities, so a job sees nothing any other job
-left (files, IPC objects, processes), as with a sandbox started for it, at a
-few milliseconds less CPU per job. The host sends the job's pipes over a
+the server forks each job's runner into new mount, IPC, network and PID
+namespaces with new ``tmpfs`` and ``devpts`` and no capabilities, so a job
+sees nothing any other job left (files, terminals, IPC objects, sockets and
+network counters, processes), as with a sandbox started for it, at several
+milliseconds less CPU per job. The host sends the job's pipes over a
 socket and waits for the server's word that nothing of the job runs before it
 returns.
 
@@ -78,6 +79,7 @@ class _Server:
         if ready != b"r":
             self.close()
             raise SandboxError(f"the sandbox server did not start: {self.stderr()}")
+        self.jobs = 0
 
     def stderr(self) -> str:
         """The end of what the server wrote on its stderr (read once it is gone)."""
@@ -87,7 +89,8 @@ class _Server:
         return "no message"
 
     def run(self, job: dict, deadline: float, stop: Callable[[dict], bool] | None, output_limit: int | None):
-        """Run ``job``; the launch and the server's state after it (``ok``, ``unsupported``, ``broken``)."""
+        """Run ``job``; the launch and the server's state after it: ``ok``; ``retire`` (a job's files may still be
+        held: start another); ``unsupported`` (a new server could not set up a job's namespaces); ``broken``."""
         launch = Launch()
         job_r, job_w = os.pipe()
         records_r, records_w = os.pipe()
@@ -113,8 +116,9 @@ class _Server:
             answer = self.sock.recv(1)
         except OSError:
             answer = b""
-        state = {b"k": "ok", b"n": "unsupported"}.get(answer, "broken")
-        if state == "unsupported":
+        state = {b"k": "ok", b"q": "retire", b"n": "unsupported" if not self.jobs else "broken"}.get(answer, "broken")
+        self.jobs += 1
+        if answer == b"n":  # the runner never read the job
             launch.ending, launch.records = "crashed", []
         return launch, state
 

@@ -1,26 +1,33 @@
 """A sandbox that waits and serves many jobs, each in namespaces of its own (the fast path of ``namespaces`` mode).
 
 Bubblewrap starts it as the sandbox's PID 1 (``python -I -S -c BOOT serve ROLE
-DISK SHM FD``), with ``CAP_SYS_ADMIN`` and ``CAP_SETPCAP`` kept, which count only
-in the sandbox's own user namespace. The server never reads a job. For each
-job the host sends it three fds over the socket ``FD`` (the job's input, its
-records and its stderr); the server forks a child, which unshares new mount,
-IPC and PID namespaces and forks the job's runner, PID 1 of the new PID
+DISK SHM FD``), with ``CAP_SYS_ADMIN``, ``CAP_SETPCAP`` and ``CAP_NET_ADMIN``
+kept, which count only in the sandbox's own user namespace. The server never
+reads a job. For each job the host sends it three fds over the socket ``FD``
+(the job's input, its records and its stderr); the server forks a child,
+which unshares new mount, IPC, network and PID namespaces, brings the new
+loopback interface up and forks the job's runner, PID 1 of the new PID
 namespace. Before it reads anything, the runner makes every mount private,
-mounts new size-limited ``tmpfs`` at ``/work``, ``/tmp`` and ``/dev/shm`` and a
-``/proc`` of its own (``/proc/sys`` and the like read-only, as bubblewrap mounts
-them), drops every capability, sets ``no_new_privs``, checks in
-``/proc/self/status`` that it holds no capability, and then runs the job as a
-runner started by bubblewrap would.
+mounts new size-limited ``tmpfs`` at ``/work``, ``/tmp`` and ``/dev/shm``, a
+new ``devpts`` instance and a ``/proc`` of its own (``/proc/sys`` and the like
+read-only, as bubblewrap mounts them), drops every capability, sets
+``no_new_privs``, checks in ``/proc/self/status`` that it holds no capability,
+and then runs the job as a runner started by bubblewrap would.
 
 Nothing of one job reaches the next: its files were on its own ``tmpfs``, its
-SysV and POSIX IPC objects in its own IPC namespace, its processes in its own
-PID namespace (all killed when the runner, its PID 1, exits); the server kills
-every process but itself after each job anyway, and reaps them, before it
-answers. It answers one byte per job on the socket: ``k`` (the job is over and
-nothing of it runs) or ``n`` (the namespaces could not be set up here: the host
-then starts a sandbox per job). A byte from the host while a job runs ends that
-job at once. The server sends ``r`` when it is ready, and ends with the socket.
+terminals on its own ``devpts``, its SysV and POSIX IPC objects in its own IPC
+namespace, its sockets, ports and network counters in its own network
+namespace, its processes in its own PID namespace (all killed when the
+runner, its PID 1, exits). Files a program put "in flight" (sent over a unix
+socket in a cycle) outlive its processes until the kernel's collector runs:
+the child starts it, and waits until no socket of the job's network
+namespace is left. The server then kills every process but itself, reaps
+them, and answers one byte on the socket: ``k`` (the job is over and nothing
+of it runs), ``n`` (the namespaces could not be set up here: the host then
+starts a sandbox per job) or ``q`` (the job is over, but something of it may
+still be held: the host stops this server). A byte from the host while a job
+runs ends that job at once. The server sends ``r`` when it is ready, and ends
+with the socket.
 """
 
 from __future__ import annotations
@@ -28,11 +35,14 @@ from __future__ import annotations
 import os
 import select
 import sys
+import time
 
 from rewardsmith.sandbox.inside.procs import SIGKILL, libc_call, prctl, protect_self
 
-SETUP_FAILED = 97
-_NEW_NAMESPACES = 0x00020000 | 0x08000000 | 0x20000000  # CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWPID
+SETUP_FAILED, LEFT_BEHIND = 97, 98
+_NEW_NAMESPACES = 0x00020000 | 0x08000000 | 0x40000000 | 0x20000000  # CLONE_NEWNS, NEWIPC, NEWNET, NEWPID
+_SIOCSIFFLAGS, _IFF_UP = 0x8914, 1
+_SETTLE_SECONDS = 2.0  # for the collector to free what a job put in flight
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
@@ -46,10 +56,12 @@ def _mount(source: bytes | None, target: bytes, kind: bytes | None, flags: int, 
 
 
 def fresh_mounts(disk: int, shm: int) -> None:
-    """Private mounts, new ``tmpfs`` at ``/work``, ``/tmp`` and ``/dev/shm``, and a ``/proc`` of this PID namespace."""
+    """Private mounts, new ``tmpfs`` at ``/work``, ``/tmp`` and ``/dev/shm``, a new ``devpts`` (``/dev/ptmx`` links
+    there) and a ``/proc`` of this PID namespace."""
     _mount(None, b"/", None, _MS_REC | _MS_PRIVATE)  # nothing mounted here reaches the server or the next job
     for target, size in ((b"/work", disk), (b"/tmp", disk), (b"/dev/shm", shm)):
         _mount(b"tmpfs", target, b"tmpfs", _MS_NOSUID | _MS_NODEV, b"mode=0755,size=%d" % size)
+    _mount(b"devpts", b"/dev/pts", b"devpts", _MS_NOSUID | _MS_NOEXEC, b"newinstance,ptmxmode=0666,mode=620")
     _mount(b"proc", b"/proc", b"proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
     for name in _PROC_READ_ONLY:
         path = b"/proc/" + name
@@ -85,8 +97,51 @@ def drop_capabilities(bounding: list[int]) -> None:
         raise OSError(f"the job's runner still holds capabilities: {held}")
 
 
+def _loopback_up() -> None:
+    """Bring the new network namespace's loopback interface up (as bubblewrap does for its own)."""
+    import fcntl
+    import socket
+
+    request = b"lo".ljust(16, b"\0") + _IFF_UP.to_bytes(2, sys.byteorder) + bytes(22)  # struct ifreq
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        fcntl.ioctl(sock.fileno(), _SIOCSIFFLAGS, request)
+
+
+def _sockets_in_use(sockstat: int) -> int:
+    """The sockets of the job's network namespace still allocated (``sockstat`` was opened from inside it)."""
+    text = os.pread(sockstat, 4096, 0).decode("ascii", "replace")
+    return int(text.split("sockets: used", 1)[1].split()[0])
+
+
+def _settled(sockstat: int) -> bool:
+    """Whether every socket of the job is gone, starting the collector for what a program put in flight."""
+    import socket
+
+    deadline = time.monotonic() + _SETTLE_SECONDS
+    while _sockets_in_use(sockstat):
+        if time.monotonic() > deadline:
+            return False
+        socket.socketpair()[0].close()  # closing a unix socket starts the collector of sockets in flight
+        time.sleep(0.002)
+    return True
+
+
+def _runner(run_job, role: str, sizes: tuple[int, int], bounding: list[int]) -> None:
+    """The job's runner: PID 1 of the new PID namespace; mounts, no capabilities, then the job."""
+    try:
+        fresh_mounts(*sizes)
+        drop_capabilities(bounding)
+    except BaseException:
+        os._exit(SETUP_FAILED)
+    try:
+        run_job(role)
+    finally:
+        os._exit(1)  # run_job ends with os._exit(0): here only if it raised
+
+
 def _job(fds: list[int], control: int, run_job, role: str, sizes: tuple[int, int], bounding: list[int]) -> None:
-    """The forked child: new namespaces, then the runner as their PID 1; exits with the runner's status."""
+    """The forked child: new namespaces, then the runner as their PID 1; exits with the runner's status, or
+    ``LEFT_BEHIND`` when a socket of the job outlived it."""
     code = SETUP_FAILED
     try:
         os.close(control)
@@ -96,20 +151,19 @@ def _job(fds: list[int], control: int, run_job, role: str, sizes: tuple[int, int
         os.closerange(3, 1 << 20)
         if libc_call("unshare", _NEW_NAMESPACES) != 0:
             os._exit(SETUP_FAILED)
+        _loopback_up()
+        sockstat = os.open("/proc/self/net/sockstat", os.O_RDONLY)  # this network namespace's, from now on
         pid = os.fork()
         if pid == 0:
-            try:
-                fresh_mounts(*sizes)
-                drop_capabilities(bounding)
-            except BaseException:
-                os._exit(SETUP_FAILED)
-            run_job(role)
-            os._exit(0)
+            os.close(sockstat)
+            _runner(run_job, role, sizes, bounding)
         null = os.open(os.devnull, os.O_RDWR)
         for number in range(3):  # the job's streams end with its runner
             os.dup2(null, number)
         _, status = os.waitpid(pid, 0)
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
+        if code != SETUP_FAILED and not _settled(sockstat):
+            code = LEFT_BEHIND
     finally:
         os._exit(code)
 
@@ -183,7 +237,7 @@ def serve(run_job, role: str, disk: str, shm: str, control: str) -> None:
         _sweep()
         if not there:
             break
-        setup_failed = os.WIFEXITED(status) and os.WEXITSTATUS(status) == SETUP_FAILED
-        sock.sendall(b"n" if setup_failed else b"k")
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+        sock.sendall({SETUP_FAILED: b"n", LEFT_BEHIND: b"q"}.get(code, b"k"))
     _sweep()
     os._exit(0)

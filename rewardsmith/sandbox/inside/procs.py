@@ -112,6 +112,9 @@ def spawn(target, fds: tuple, limits: dict, *, cwd: str | None = None, env: dict
         prctl(_PR_SET_PDEATHSIG, SIGKILL)  # the program dies with the runner, whatever kills it
         apply_limits(limits)
         if callable(target):
+            import _signal
+
+            _signal.signal(2, _signal.default_int_handler)  # SIGINT, as in any Python program (not the runner's)
             status = target()
         else:
             import _signal

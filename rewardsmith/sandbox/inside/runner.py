@@ -67,6 +67,9 @@ def boot_source(length: int, fd: int = 0) -> str:
     )
 
 
+_SIGINT = 2
+
+
 def emit(record: dict) -> None:
     """Write one record (a JSON line) to fd 1."""
     data = (dumps(record) + "\n").encode()
@@ -216,6 +219,9 @@ def main(role: str) -> None:
         serve(main, *sys.argv[2:6])
         return
     protect_self()
+    import _signal
+
+    _signal.signal(_SIGINT, _signal.SIG_DFL)  # as PID 1, then deaf to it from inside (no KeyboardInterrupt)
     blob = globals().get("BLOB", b"")
     first = start_worker(None, boot_source, 1 << 20) if role == "suite" else None  # before the tests are read
     job: dict = {}
@@ -231,7 +237,7 @@ def main(role: str) -> None:
                 emit({"kind": "run", "index": index, **record})
                 if step.get("required") and record["status"] != "ok":
                     break
-    except Exception as exc:
+    except BaseException as exc:
         emit({"kind": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]})
     emit({"kind": "done"})
     kill_all(None, bool(job.get("own_uid")))
