@@ -24,8 +24,8 @@ __all__ = ["compiled_runner", "runner_source"]
 
 _INSIDE = Path(__file__).resolve().parent / "inside"
 _ORDER = ("wire", "procs", "forkserver", "worker", "judge", "suite", "runner")
-#: The modules a sandbox of each role needs: running programs needs no test judge (its code is
-#: about half as large, and unmarshalled at every start).
+#: The modules a sandbox of each role needs: running programs needs no test judge (its code is 60%
+#: as large, and unmarshalled at every start).
 _ROLES = {"run": ("wire", "procs", "forkserver", "runner"), "suite": _ORDER}
 _LOCK = threading.Lock()
 _COMPILED: dict[tuple[str, float, int, str], bytes] = {}
@@ -63,7 +63,7 @@ def runner_source(role: str = "suite") -> str:
     >>> compile(source, "runner", "exec") is not None
     True
     >>> small = runner_source("run")
-    >>> "def run_step" in small and "def worker_main" not in small and len(small) < 0.6 * len(source)
+    >>> "def run_step" in small and "def worker_main" not in small and len(small) < 0.65 * len(source)
     True
     """
     parts = ["from __future__ import annotations"]
