@@ -279,3 +279,13 @@ def test_a_forked_child_neither_uses_nor_stops_its_parents_server(backend):
     assert os.waitpid(pid, 0)[1] == 0
     assert _servers() == server  # the parent's server was not stopped by the child, and still serves
     assert _run(backend, "print(3)").runs[0].stdout == "3\n"
+
+
+def test_what_a_program_the_host_stopped_had_put_in_flight_does_not_reach_the_next_program(backend):
+    source = "import sys\nif input() == 'a':\n" + "".join(f"    {line}\n" for line in IN_FLIGHT.splitlines())
+    source += "else:\n    import time\n    time.sleep(60)\n"
+    stopped = _run(backend, source, ("a", "b"), stop=lambda index, run: index == 0)  # the host ends the job
+    assert [r.status for r in stopped.runs] == ["ok", "not_run"]
+    assert stopped.runs[0].stdout == "['0', 'ptmx'] True\n"
+    seen = _run(backend, SEES_IN_FLIGHT).runs[0]
+    assert seen.stdout == "['ptmx'] False False False\n"

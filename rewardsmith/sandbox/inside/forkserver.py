@@ -18,14 +18,16 @@ Nothing of one job reaches the next: its files were on its own ``tmpfs``, its
 terminals on its own ``devpts``, its SysV and POSIX IPC objects in its own IPC
 namespace, its sockets, ports and network counters in its own network
 namespace, its processes in its own PID namespace (all killed when the
-runner, its PID 1, exits). Files a program put "in flight" (sent over a unix
-socket in a cycle) outlive its processes until the kernel's collector runs:
-the child starts it, and waits until no socket of the job's network
-namespace is left. The server then kills every process but itself, reaps
-them, and answers one byte on the socket: ``k`` (the job is over and nothing
-of it runs), ``n`` (the namespaces could not be set up here: the host then
-starts a sandbox per job) or ``q`` (the job is over, but something of it may
-still be held: the host stops this server). A byte from the host while a job
+runner, its PID 1, exits). When the runner ends, or the host ends the job,
+the server kills every process but itself and reaps them. Files a program
+put "in flight" (sent over a unix socket in a cycle) outlive its processes
+until the kernel's collector runs: the server then starts it, and waits
+until no socket of the job's network namespace is left (it opened that
+namespace's ``/proc/net/sockstat`` when the child made it). Then it answers
+one byte on the socket: ``k`` (the job is over and nothing of it runs or is
+held), ``n`` (the namespaces could not be set up here: the host then starts
+a sandbox per job) or ``q`` (the job is over, but something of it may still
+be held: the host stops this server). A byte from the host while a job
 runs ends that job at once. The server sends ``r`` when it is ready, and ends
 with the socket.
 """
@@ -39,7 +41,7 @@ import time
 
 from rewardsmith.sandbox.inside.procs import SIGKILL, libc_call, prctl, protect_self
 
-SETUP_FAILED, LEFT_BEHIND = 97, 98
+SETUP_FAILED = 97
 _NEW_NAMESPACES = 0x00020000 | 0x08000000 | 0x40000000 | 0x20000000  # CLONE_NEWNS, NEWIPC, NEWNET, NEWPID
 _SIOCSIFFLAGS, _IFF_UP = 0x8914, 1
 _SETTLE_SECONDS = 2.0  # for the collector to free what a job put in flight
@@ -111,7 +113,7 @@ def _loopback_up() -> None:
 
 
 def _sockets_in_use(sockstat: int) -> int:
-    """The sockets of the job's network namespace still allocated (``sockstat`` was opened from inside it)."""
+    """The sockets of the job's network namespace still allocated (``sockstat`` is that namespace's)."""
     text = os.pread(sockstat, 4096, 0).decode("ascii", "replace")
     return int(text.split("sockets: used", 1)[1].split()[0])
 
@@ -143,33 +145,39 @@ def _runner(run_job, role: str, sizes: tuple[int, int], bounding: list[int]) -> 
         os._exit(1)  # run_job ends with os._exit(0): here only if it raised
 
 
-def _job(fds: list[int], control: int, run_job, role: str, sizes: tuple[int, int], bounding: list[int]) -> None:
-    """The forked child: new namespaces, then the runner as their PID 1; exits with the runner's status, or
-    ``LEFT_BEHIND`` when a socket of the job outlived it."""
+def _job(fds: list[int], control: int, ready: int, run_job, role: str, sizes: tuple, bounding: list) -> None:
+    """The forked child: new namespaces (said on ``ready``), then the runner as their PID 1; exits with the
+    runner's status."""
     code = SETUP_FAILED
     try:
         os.close(control)
+        if libc_call("unshare", _NEW_NAMESPACES) != 0:
+            os._exit(SETUP_FAILED)
+        _loopback_up()
+        os.write(ready, b"1")
         moved = [os.dup(fd) for fd in fds]
         for number, fd in enumerate(moved):
             os.dup2(fd, number)
         os.closerange(3, 1 << 20)
-        if libc_call("unshare", _NEW_NAMESPACES) != 0:
-            os._exit(SETUP_FAILED)
-        _loopback_up()
-        sockstat = os.open("/proc/self/net/sockstat", os.O_RDONLY)  # this network namespace's, from now on
         pid = os.fork()
         if pid == 0:
-            os.close(sockstat)
             _runner(run_job, role, sizes, bounding)
         null = os.open(os.devnull, os.O_RDWR)
         for number in range(3):  # the job's streams end with its runner
             os.dup2(null, number)
         _, status = os.waitpid(pid, 0)
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
-        if code != SETUP_FAILED and not _settled(sockstat):
-            code = LEFT_BEHIND
     finally:
         os._exit(code)
+
+
+def _job_sockets(pid: int, ready: int) -> int | None:
+    """``/proc/net/sockstat`` of the job's network namespace, once the child made it (``None``: it did not)."""
+    try:
+        made = os.read(ready, 1)
+    finally:
+        os.close(ready)
+    return os.open(f"/proc/{pid}/net/sockstat", os.O_RDONLY) if made else None
 
 
 def _sweep() -> None:
@@ -239,11 +247,14 @@ def serve(run_job, role: str, disk: str, shm: str, control: str) -> None:
             for fd in fds:
                 os.close(fd)
             continue
+        ready, made = os.pipe()
         pid = os.fork()
         if pid == 0:
-            _job(fds, sock.fileno(), run_job, role, sizes, bounding)
-        for fd in fds:
+            os.close(ready)
+            _job(fds, sock.fileno(), made, run_job, role, sizes, bounding)
+        for fd in (*fds, made):
             os.close(fd)
+        sockstat = _job_sockets(pid, ready)
         there = _wait(pid, sock.fileno())
         status = 0
         try:
@@ -253,7 +264,10 @@ def serve(run_job, role: str, disk: str, shm: str, control: str) -> None:
         _sweep()
         if not there:
             break
+        settled = sockstat is None or _settled(sockstat)  # also when the job was ended before it finished
+        if sockstat is not None:
+            os.close(sockstat)
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-        sock.sendall({SETUP_FAILED: b"n", LEFT_BEHIND: b"q"}.get(code, b"k"))
+        sock.sendall(b"n" if code == SETUP_FAILED else b"k" if settled else b"q")
     _sweep()
     os._exit(0)
