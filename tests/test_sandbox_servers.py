@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
+import threading
 import uuid
+from pathlib import Path
 
 import pytest
 from sandbox_helpers import descendants, requires_namespaces, settle, waiting_servers, with_marker
 
 from rewardsmith import get_reward
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.sandbox import Limits, LocalBackend, Program
+from rewardsmith.sandbox import Limits, LocalBackend, Program, forget_detection
 from rewardsmith.sandbox.launch import close_sandboxes
 from rewardsmith.sandbox.servers import serves
 
@@ -50,6 +54,7 @@ seen = [name for name in os.listdir("/proc") if name.isdigit()
         and "{MARK}" in open(f"/proc/{{name}}/cmdline").read()]
 files = [folder for folder in ("/work", "/tmp", "/dev/shm") if os.path.exists(f"{{folder}}/{MARK}")]
 print(files, libc.shmget({KEY}, 0, 0) >= 0, queue >= 0, len(seen))
+print(libc.shmctl(shm, 11, None), libc.mlock(ctypes.create_string_buffer(4096), 4096))  # 11: SHM_LOCK
 """
 
 LOOK = f"""
@@ -159,7 +164,9 @@ def _run(backend: LocalBackend, source: str, inputs: tuple[str, ...] = ("",), li
 def test_nothing_a_program_leaves_reaches_the_next_program_on_the_same_server(backend):
     left = _run(backend, LEAVE).runs[0]
     assert left.ok, left.stderr
-    assert left.stdout == "['/work', '/tmp', '/dev/shm'] True True 1\n"  # all of it was there, for the program
+    # all of it was there, for the program, but a POSIX queue: RLIMIT_MSGQUEUE is 0, as RLIMIT_MEMLOCK (what
+    # the IPC namespace's deferred end would otherwise leave charged to the uid for the next program)
+    assert left.stdout == "['/work', '/tmp', '/dev/shm'] True False 1\n-1 -1\n"
     server = _servers()
     assert len(server) == 1
     assert not settle(lambda: with_marker(MARK)), "the program's background process outlived it"
@@ -249,20 +256,29 @@ def test_a_bad_reuse_setting_is_a_config_error(bad):
         get_reward("code_tests", backend_settings={"reuse": bad})
 
 
-KEYRING = """
-import ctypes, platform
+REFUSED = """
+import ctypes, platform, socket
 libc = ctypes.CDLL(None, use_errno=True)
 add_key = {"x86_64": 248, "aarch64": 217}[platform.machine()]
-number = libc.syscall(add_key, b"user", b"rewardsmith-left", b"x", 1, -4)  # into the user keyring
-print(number, ctypes.get_errno())
+seen = []
+for call, args in ((add_key, (b"user", b"rewardsmith-left", b"x", 1, -4)), (425, (8, bytes(120)))):
+    seen.append((libc.syscall(call, *args), ctypes.get_errno()))  # a key for the user keyring; an io_uring
+for family in (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, 40):  # 40: AF_VSOCK
+    try:
+        socket.socket(family, socket.SOCK_STREAM).close()
+        seen.append("ok")
+    except OSError as exc:
+        seen.append(exc.errno)
+print(seen, len(socket.if_nameindex()))
 """
 
 
 @pytest.mark.parametrize("reuse", [True, False])
-def test_kernel_keyrings_shared_by_a_uid_across_sandboxes_are_refused(reuse):
-    run = _run(LocalBackend(isolation="require", reuse=reuse, prestart=0), KEYRING).runs[0]
+def test_interfaces_no_namespace_separates_are_refused(reuse):
+    run = _run(LocalBackend(isolation="require", reuse=reuse, prestart=0), REFUSED).runs[0]
     assert run.ok, run.stderr
-    assert run.stdout == "-1 38\n"  # ENOSYS: no key can be left for the next program
+    # ENOSYS for keyrings and io_uring; the usual socket families work (netlink too), AF_VSOCK: EAFNOSUPPORT
+    assert run.stdout == "[(-1, 38), (-1, 38), 'ok', 'ok', 'ok', 97] 1\n"
 
 
 def test_a_forked_child_neither_uses_nor_stops_its_parents_server(backend):
@@ -289,3 +305,51 @@ def test_what_a_program_the_host_stopped_had_put_in_flight_does_not_reach_the_ne
     assert stopped.runs[0].stdout == "['0', 'ptmx'] True\n"
     seen = _run(backend, SEES_IN_FLIGHT).runs[0]
     assert seen.stdout == "['ptmx'] False False False\n"
+
+
+def test_where_no_server_can_start_each_program_gets_a_sandbox_started_for_it():
+    """A bubblewrap that refuses to keep capabilities (as a setuid one does): every program still runs, and after
+    three failed starts in a row the process stops trying."""
+    folder = Path(tempfile.mkdtemp(prefix="rewardsmith-bwrap-"))
+    folder.chmod(0o755)  # the sandbox's uid runs what is in it
+    wrapper = folder / "bwrap"
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *--cap-add*) exit 1;; esac\nexec {shutil.which("bwrap")} "$@"\n')
+    wrapper.chmod(0o755)
+    forget_detection()
+    try:
+        backend = LocalBackend(isolation="require", bwrap=str(wrapper))
+        iso = backend.isolation_info()
+        for number in range(4):
+            assert _run(backend, f"print({number})").runs[0].stdout == f"{number}\n"
+            assert serves(iso) == (number < 2)
+        assert not _servers()
+    finally:
+        forget_detection()
+        shutil.rmtree(folder)
+
+
+HOG = f"""
+import ctypes, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+held = [libc.inotify_init() for _ in range(100000)]
+print(sum(fd >= 0 for fd in held), flush=True)  # every instance the uid may have
+open("/proc/self/comm", "w").write("{MARK[:15]}")  # now the host can see it holds them
+time.sleep(20)
+"""
+
+INOTIFY = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.inotify_init() >= 0, ctypes.get_errno())
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes get a uid of their own only when run as root")
+def test_programs_side_by_side_share_no_per_uid_budget(backend):
+    hog = threading.Thread(target=lambda: _run(LocalBackend(isolation="require"), HOG, limits=Limits(timeout=4)))
+    hog.start()
+    try:
+        assert settle(lambda: not with_marker(MARK[:15]), seconds=30) is False, "the first program never started"
+        assert _run(backend, INOTIFY).runs[0].stdout == "True 0\n"  # its own uid: its own inotify instances
+    finally:
+        hog.join()

@@ -9,10 +9,11 @@
 * ``limits``: the runner is a plain process with an empty environment in a
   private temporary directory, and only resource limits.
 
-Programs never run as root: as root, bubblewrap itself is started as the
-unprivileged uid 65534, so that the process limit binds (``RLIMIT_NPROC`` does
-not bind root, even mapped into a user namespace; it is counted per user
-namespace, so per sandbox); in limits-only mode each run gets a uid of its own.
+Programs never run as root: as root, bubblewrap itself is started as an
+unprivileged uid of its own per sandbox (65534 for the probe), so that the
+process limit binds (``RLIMIT_NPROC`` does not bind root, even mapped into a
+user namespace) and sandboxes side by side share no per-uid budget; in
+limits-only mode each run gets a uid of its own.
 Which mode is used is decided by :func:`rewardsmith.sandbox.probe.detect`.
 """
 

@@ -48,7 +48,7 @@ from rewardsmith.sandbox.isolation import SANDBOX_ENV, Isolation, bwrap_command
 from rewardsmith.sandbox.limits import Limits
 from rewardsmith.sandbox.seccomp import seccomp_fd
 
-__all__ = ["Launch", "close_sandboxes", "collect", "on_close", "run_runner", "thread_token"]
+__all__ = ["Launch", "close_sandboxes", "collect", "on_close", "run_runner", "run_uid", "thread_token"]
 
 _UID_BASE = int(os.environ.get("REWARDSMITH_SANDBOX_UID_BASE", "1500000000"))
 _COUNTER = itertools.count()
@@ -71,8 +71,9 @@ class Launch:
     seconds: float = 0.0
 
 
-def _run_uid() -> int:
-    """A uid for one limits-only run (as root): its processes can then be found and killed, and capped."""
+def run_uid() -> int:
+    """A uid for one sandbox (as root): its processes can then be found, killed and capped, and no per-uid
+    budget of the kernel (inotify instances, pending signals, ...) is shared with a sandbox running beside it."""
     return _UID_BASE + (((os.getpid() & 0xFFFFF) << 8) | (next(_COUNTER) & 0xFF))
 
 
@@ -133,7 +134,7 @@ class _Sandbox:
 
     def __init__(self, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> None:
         blob = compiled_runner(iso.python, role)
-        self.iso, self.workdir, self.uid = iso, None, iso.uid
+        self.iso, self.workdir, self.uid = iso, None, run_uid() if iso.uid is not None else None
         self.spare = False
         options: dict = {"env": {}}
         seccomp = None
@@ -144,7 +145,7 @@ class _Sandbox:
             self.cwd = "/work"
         else:
             self.workdir = self.cwd = tempfile.mkdtemp(prefix="rewardsmith-sandbox-")
-            self.uid = _run_uid() if os.geteuid() == 0 else None
+            self.uid = run_uid() if os.geteuid() == 0 else None
             if self.uid is not None:
                 os.chown(self.workdir, self.uid, self.uid)
             command = [iso.python, "-I", "-S", "-c", boot_source(len(blob)), role]

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from rewardsmith.sandbox.code import compiled_runner
 from rewardsmith.sandbox.inside.wire import dumps
 from rewardsmith.sandbox.isolation import Isolation, bwrap_command
-from rewardsmith.sandbox.launch import Launch, as_user, collect, on_close, thread_token
+from rewardsmith.sandbox.launch import Launch, as_user, collect, on_close, run_uid, thread_token
 from rewardsmith.sandbox.limits import Limits, SandboxError
 from rewardsmith.sandbox.seccomp import seccomp_fd
 
@@ -39,6 +39,8 @@ __all__ = ["close_servers", "run_served", "serves"]
 _READY_SECONDS = 30.0  # a server's start, or the end of a job it was told to end (generous: a busy machine)
 _SERVERS: dict[tuple, _Server] = {}
 _UNSERVED: set[tuple] = set()
+_FAILED_STARTS: dict[tuple, int] = {}
+_STARTS_TRIED = 3  # failed starts in a row before a sandbox per job is used for good, in this process
 _LOCK = threading.Lock()
 
 
@@ -51,7 +53,7 @@ class _Server:
         seccomp = seccomp_fd()
         try:
             command = bwrap_command(iso, limits, role, len(blob), binds, serve_fd=inside.fileno(), seccomp_fd=seccomp)
-            command, switch = as_user(iso.uid, command)
+            command, switch = as_user(run_uid() if iso.uid is not None else None, command)  # a uid of its own
             self.process = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE,
@@ -170,8 +172,11 @@ def run_served(
     try:
         server = _take(key, iso, limits, role, binds)
     except (OSError, SandboxError):
-        _UNSERVED.add(settings)
+        _FAILED_STARTS[settings] = _FAILED_STARTS.get(settings, 0) + 1
+        if _FAILED_STARTS[settings] >= _STARTS_TRIED:  # not a busy moment: servers cannot start here
+            _UNSERVED.add(settings)
         return None
+    _FAILED_STARTS.pop(settings, None)
     deadline = started + (wall if wall is not None else limits.timeout + 5)
     launch, state = server.run(job, deadline, stop, output_limit)
     if state == "ok":

@@ -145,16 +145,18 @@ def _runner(run_job, role: str, sizes: tuple[int, int], bounding: list[int]) -> 
         os._exit(1)  # run_job ends with os._exit(0): here only if it raised
 
 
-def _job(fds: list[int], control: int, ready: int, run_job, role: str, sizes: tuple, bounding: list) -> None:
-    """The forked child: new namespaces (said on ``ready``), then the runner as their PID 1; exits with the
-    runner's status."""
+def _job(fds: list[int], control: int, made: tuple, run_job, role: str, sizes: tuple, bounding: list) -> None:
+    """The forked child: new namespaces (said on ``made``, then waiting for the server to have seen them), then
+    the runner as their PID 1; exits with the runner's status."""
     code = SETUP_FAILED
     try:
         os.close(control)
         if libc_call("unshare", _NEW_NAMESPACES) != 0:
             os._exit(SETUP_FAILED)
         _loopback_up()
-        os.write(ready, b"1")
+        made_w, seen_r = made
+        os.write(made_w, b"1")
+        os.read(seen_r, 1)
         moved = [os.dup(fd) for fd in fds]
         for number, fd in enumerate(moved):
             os.dup2(fd, number)
@@ -171,13 +173,20 @@ def _job(fds: list[int], control: int, ready: int, run_job, role: str, sizes: tu
         os._exit(code)
 
 
-def _job_sockets(pid: int, ready: int) -> int | None:
-    """``/proc/net/sockstat`` of the job's network namespace, once the child made it (``None``: it did not)."""
+def _job_sockets(pid: int, made_r: int, seen_w: int) -> int | None:
+    """``/proc/net/sockstat`` of the job's network namespace, once the child made it (``None``: it did not), and
+    then the child may go on (it cannot have ended before: its namespace is there to be opened)."""
     try:
-        made = os.read(ready, 1)
+        if not os.read(made_r, 1):
+            return None
+        try:
+            return os.open(f"/proc/{pid}/net/sockstat", os.O_RDONLY)
+        except OSError:
+            return -1
     finally:
-        os.close(ready)
-    return os.open(f"/proc/{pid}/net/sockstat", os.O_RDONLY) if made else None
+        os.write(seen_w, b"1")
+        os.close(made_r)
+        os.close(seen_w)
 
 
 def _sweep() -> None:
@@ -247,14 +256,15 @@ def serve(run_job, role: str, disk: str, shm: str, control: str) -> None:
             for fd in fds:
                 os.close(fd)
             continue
-        ready, made = os.pipe()
+        (made_r, made_w), (seen_r, seen_w) = os.pipe(), os.pipe()
         pid = os.fork()
         if pid == 0:
-            os.close(ready)
-            _job(fds, sock.fileno(), made, run_job, role, sizes, bounding)
-        for fd in (*fds, made):
+            os.close(made_r)
+            os.close(seen_w)
+            _job(fds, sock.fileno(), (made_w, seen_r), run_job, role, sizes, bounding)
+        for fd in (*fds, made_w, seen_r):
             os.close(fd)
-        sockstat = _job_sockets(pid, ready)
+        sockstat = _job_sockets(pid, made_r, seen_w)
         there = _wait(pid, sock.fileno())
         status = 0
         try:
@@ -264,8 +274,8 @@ def serve(run_job, role: str, disk: str, shm: str, control: str) -> None:
         _sweep()
         if not there:
             break
-        settled = sockstat is None or _settled(sockstat)  # also when the job was ended before it finished
-        if sockstat is not None:
+        settled = sockstat is None or (sockstat >= 0 and _settled(sockstat))  # also for a job the host ended
+        if sockstat is not None and sockstat >= 0:
             os.close(sockstat)
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         sock.sendall(b"n" if code == SETUP_FAILED else b"k" if settled else b"q")

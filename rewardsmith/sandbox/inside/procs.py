@@ -87,7 +87,8 @@ def apply_limits(limits: dict) -> None:
     cpu = limits.get("cpu_seconds")
     if cpu is not None:
         resource.setrlimit(resource.RLIMIT_CPU, (int(cpu), int(cpu) + 1))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    for which in (resource.RLIMIT_CORE, resource.RLIMIT_MEMLOCK, resource.RLIMIT_MSGQUEUE):
+        resource.setrlimit(which, (0, 0))  # no core files; nothing charged to the uid that outlives the program
 
 
 def spawn(target, fds: tuple, limits: dict, *, cwd: str | None = None, env: dict | None = None, group: bool = True):
