@@ -157,6 +157,11 @@ def main() -> None:
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
 
 
+def _bound(one: float, longest: float) -> float:
+    """The most two at a time can gain over ``one`` (seconds, one at a time): no less than the longest program."""
+    return one / max(one / 2, longest)
+
+
 def _report(
     name: str, n: int, times: dict[str, list[tuple[float, float]]], settings: dict, cpu: dict, longest: float
 ) -> None:
@@ -169,14 +174,16 @@ def _report(
         ("  (bare on this interpreter)", m["sandbox, 1 worker(s)"] / m["bare, this interpreter"], None, False),
         ("sandbox / bare, 2 at a time", m["sandbox, 2 worker(s)"] / m["bare, 2 at a time"], None, False),
         ("sandbox, 2 vs 1 workers", m["sandbox, 1 worker(s)"] / m["sandbox, 2 worker(s)"], 1.6, True),
+        (f"  (at most, longest program {longest:.2f} s)", _bound(m["sandbox, 1 worker(s)"], longest), None, True),
     ]
     for label in list(settings)[1:]:
         one, two = m[f"sandbox, 1 worker(s){label}"], m[f"sandbox, 2 worker(s){label}"]
         ratios.append((f"  ({label[2:]}) / bare, 1 at a time", one / m["bare, 1 at a time"], None, False))
         ratios.append((f"  ({label[2:]}) 2 vs 1 workers", one / two, None, True))
     ratios.append(("bare, 2 vs 1 at a time", m["bare, 1 at a time"] / m["bare, 2 at a time"], None, True))
-    one = m["bare, 1 at a time"]
-    ratios.append((f"  (at most, longest program {longest:.2f} s)", one / max(one / 2, longest), None, True))
+    ratios.append(
+        (f"  (at most, longest program {longest:.2f} s)", _bound(m["bare, 1 at a time"], longest), None, True)
+    )
     for label, value, target, higher in ratios:
         judged = f"  ({verdict(value, target, higher)})" if target is not None else ""
         print(f"  {label:36s} {value:.2f}x{judged}")
