@@ -48,7 +48,7 @@ from rewardsmith.sandbox.isolation import SANDBOX_ENV, Isolation, bwrap_command
 from rewardsmith.sandbox.limits import Limits
 from rewardsmith.sandbox.seccomp import seccomp_fd
 
-__all__ = ["Launch", "close_sandboxes", "collect", "on_close", "run_runner", "run_uid", "thread_token"]
+__all__ = ["Launch", "Request", "close_sandboxes", "collect", "on_close", "run_runner", "run_uid", "thread_token"]
 
 _UID_BASE = int(os.environ.get("REWARDSMITH_SANDBOX_UID_BASE", "1500000000"))
 _COUNTER = itertools.count()
@@ -265,21 +265,36 @@ atexit.register(close_sandboxes)
 os.register_at_fork(after_in_child=_forget_spares)
 
 
+@dataclass(frozen=True)
+class Request:
+    """What a sandbox runs, and how: the runner's ``role`` (``run`` or ``suite``) and ``job``; ``wall``, the
+    seconds the whole sandbox may take (default: the limits' timeout and 5); ``binds``, more host folders shown
+    read-only; ``stop(record)``, which may end it early (the first failing test, when nothing after it matters);
+    ``output_limit``, the most bytes of records read."""
+
+    role: str
+    job: dict
+    wall: float | None = None
+    binds: tuple[str, ...] = ()
+    stop: Callable[[dict], bool] | None = None
+    output_limit: int | None = None
+
+    def deadline(self, started: float, limits: Limits) -> float:
+        """When the sandbox started at ``started`` (``time.monotonic``) must be done."""
+        return started + (self.wall if self.wall is not None else limits.timeout + 5)
+
+
 def collect(
-    launch: Launch,
-    streams: tuple[int, int],
-    feed: tuple[int, bytes],
-    deadline: float,
-    stop: Callable[[dict], bool] | None,
-    output_limit: int | None,
+    launch: Launch, streams: tuple[int, int], feed: tuple[int, bytes], request: Request, started: float, limits: Limits
 ) -> str:
     """Write a runner's job (``feed``: fd and bytes), read its records and stderr (``streams``) into ``launch``
     until both close or it is time to stop; why it stopped (:func:`~rewardsmith.sandbox.inside.procs.pump`)."""
     records, stderr = streams
-    out = Capture(output_limit or (1 << 26), tail=0, keep=False)  # the records are read as they come
+    out = Capture(request.output_limit or (1 << 26), tail=0, keep=False)  # the records are read as they come
     err = Capture(1 << 16)
+    deadline = request.deadline(started, limits)
     try:
-        reason = pump({records: out, stderr: err}, feed, None, deadline, _Lines(launch, stop, records))
+        reason = pump({records: out, stderr: err}, feed, None, deadline, _Lines(launch, request.stop, records))
     finally:
         launch.stderr = err.text(tail=True)
     if launch.ending != "done":
@@ -287,37 +302,23 @@ def collect(
     return reason
 
 
-def run_runner(
-    iso: Isolation,
-    limits: Limits,
-    role: str,
-    job: dict,
-    *,
-    wall: float | None = None,
-    binds: tuple[str, ...] = (),
-    stop: Callable[[dict], bool] | None = None,
-    output_limit: int | None = None,
-    prestart: int = 0,
-) -> Launch:
-    """Run ``job`` in a fresh sandbox (see the module docs); ``wall`` bounds the whole sandbox in seconds."""
+def run_runner(iso: Isolation, limits: Limits, request: Request, prestart: int = 0) -> Launch:
+    """Run ``request`` in a fresh sandbox (see the module docs), with ``prestart`` spares started for the next."""
     launch = Launch()
     started = time.monotonic()
     try:
-        sandbox = _take(iso, limits, role, binds, prestart)
+        sandbox = _take(iso, limits, request.role, request.binds, prestart)
     except OSError as exc:
         launch.stderr = f"{type(exc).__name__}: {exc}"
         return launch
-    deadline = started + (wall if wall is not None else limits.timeout + 5)
     process = sandbox.process
     try:
         feed, sandbox.feed = sandbox.feed, None
-        data = sandbox.pending + dumps(sandbox.job(job)).encode()
-        collect(launch, (process.stdout.fileno(), process.stderr.fileno()), (feed, data), deadline, stop, output_limit)
+        data = sandbox.pending + dumps(sandbox.job(request.job)).encode()
+        collect(launch, (process.stdout.fileno(), process.stderr.fileno()), (feed, data), request, started, limits)
     finally:
         sandbox.close()
     launch.seconds = time.monotonic() - started
     if sandbox.spare and launch.ending == "crashed" and not launch.records:  # a spare that died waiting
-        return run_runner(
-            iso, limits, role, job, wall=wall, binds=binds, stop=stop, output_limit=output_limit, prestart=0
-        )
+        return run_runner(iso, limits, request)
     return launch

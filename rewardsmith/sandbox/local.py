@@ -32,7 +32,7 @@ from rewardsmith.sandbox.backend import Backend, Stop
 from rewardsmith.sandbox.isolation import Isolation
 from rewardsmith.sandbox.jobs import program_steps, suite_job
 from rewardsmith.sandbox.languages import language, resolve_tool
-from rewardsmith.sandbox.launch import Launch, run_runner
+from rewardsmith.sandbox.launch import Launch, Request, run_runner
 from rewardsmith.sandbox.limits import Limits, SandboxError
 from rewardsmith.sandbox.probe import detect
 from rewardsmith.sandbox.results import (
@@ -142,14 +142,14 @@ class LocalBackend(Backend):
         iso = self.isolation_info()
         return f"local, {iso.mode}: {iso.reason}"
 
-    def _launch(self, iso: Isolation, limits: Limits, role: str, job: dict, **options) -> Launch:
-        """Run ``job`` on this thread's waiting server when ``reuse`` is on and it can be used here, else in a
+    def _launch(self, iso: Isolation, limits: Limits, request: Request) -> Launch:
+        """Run ``request`` on this thread's waiting server when ``reuse`` is on and it can be used here, else in a
         sandbox started for it."""
         if self.reuse:
-            launch = run_served(iso, limits, role, job, **options)
+            launch = run_served(iso, limits, request)
             if launch is not None:
                 return launch
-        return run_runner(iso, limits, role, job, prestart=self.spares(), **options)
+        return run_runner(iso, limits, request, prestart=self.spares())
 
     def _extra_processes(self, iso: Isolation) -> int:
         if iso.isolated or os.geteuid() == 0:
@@ -180,9 +180,7 @@ class LocalBackend(Backend):
                 return False
             return stop(index - offset, execution_from_records([{**record, "index": 0}], 1, False).runs[0])
 
-        launch = self._launch(
-            iso,
-            limits,
+        request = Request(
             "run",
             job,
             wall=wall,
@@ -190,6 +188,7 @@ class LocalBackend(Backend):
             stop=on_record,
             output_limit=len(steps) * (7 * limits.output_bytes + 65536) + (1 << 20),  # JSON escapes: 6 bytes a byte
         )
+        launch = self._launch(iso, limits, request)
         _failed(launch)
         execution = execution_from_records(launch.records, len(steps), compiled)
         if launch.ending == "timeout":  # the sandbox's own clock ran out: the runs it did not finish timed out
@@ -206,15 +205,14 @@ class LocalBackend(Backend):
             "files": dict(program.files),
             "suite": suite_job(program, suite, limits, load_timeout, budget, self._extra_processes(iso)),
         }
-        launch = self._launch(
-            iso,
-            limits,
+        request = Request(
             "suite",
             job,
             wall=load_timeout + budget + _SLACK,
             binds=self.binds,
             output_limit=suite.size * 8192 + 4 * limits.output_bytes + (1 << 20),
         )
+        launch = self._launch(iso, limits, request)
         _failed(launch)
         missing = {
             "done": "not run: the suite stopped at the first failure",

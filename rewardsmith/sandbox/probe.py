@@ -28,7 +28,7 @@ from rewardsmith.sandbox.isolation import (
     find_bwrap,
     interpreter_candidates,
 )
-from rewardsmith.sandbox.launch import run_runner
+from rewardsmith.sandbox.launch import Request, run_runner
 from rewardsmith.sandbox.limits import Limits, SandboxError, SandboxUnavailableError
 
 __all__ = ["detect", "forget_detection"]
@@ -58,7 +58,7 @@ def _prefix(python: str) -> str:
 
 def _works(iso: Isolation) -> str | None:
     """``None`` when an empty job runs to the end under ``iso``, else what went wrong."""
-    launch = run_runner(iso, _PROBE, "run", {"steps": []}, wall=60)
+    launch = run_runner(iso, _PROBE, Request("run", {"steps": []}, wall=60))
     if launch.ending == "done":
         return None
     return launch.stderr.strip()[-500:] or f"the sandbox ended without an answer ({launch.ending})"

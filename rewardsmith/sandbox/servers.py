@@ -25,12 +25,11 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 
 from rewardsmith.sandbox.code import compiled_runner
 from rewardsmith.sandbox.inside.wire import dumps
 from rewardsmith.sandbox.isolation import Isolation, bwrap_command
-from rewardsmith.sandbox.launch import Launch, as_user, collect, on_close, run_uid, thread_token
+from rewardsmith.sandbox.launch import Launch, Request, as_user, collect, on_close, run_uid, thread_token
 from rewardsmith.sandbox.limits import Limits, SandboxError
 from rewardsmith.sandbox.seccomp import seccomp_fd
 
@@ -90,8 +89,8 @@ class _Server:
                 return self.process.stderr.read()[-500:].decode("utf-8", "replace").strip() or "no message"
         return "no message"
 
-    def run(self, job: dict, deadline: float, stop: Callable[[dict], bool] | None, output_limit: int | None):
-        """Run ``job``; the launch and the server's state after it: ``ok``; ``retire`` (a job's files may still be
+    def run(self, request: Request, started: float, limits: Limits) -> tuple[Launch, str]:
+        """Run ``request``; the launch and the server's state after it: ``ok``; ``retire`` (a job's files may still be
         held: start another); ``unsupported`` (a new server could not set up a job's namespaces); ``broken``."""
         launch = Launch()
         job_r, job_w = os.pipe()
@@ -107,8 +106,8 @@ class _Server:
             for fd in (job_r, records_w, err_w):
                 os.close(fd)
         try:
-            data = dumps({"cwd": "/work", **job}).encode()
-            reason = collect(launch, (records_r, err_r), (job_w, data), deadline, stop, output_limit)
+            data = dumps({"cwd": "/work", **request.job}).encode()
+            reason = collect(launch, (records_r, err_r), (job_w, data), request, started, limits)
         finally:
             os.close(records_r)
             os.close(err_r)
@@ -152,33 +151,22 @@ def _take(key: tuple, iso: Isolation, limits: Limits, role: str, binds: tuple[st
     return server if server is not None else _Server(iso, limits, role, binds)
 
 
-def run_served(
-    iso: Isolation,
-    limits: Limits,
-    role: str,
-    job: dict,
-    *,
-    wall: float | None = None,
-    binds: tuple[str, ...] = (),
-    stop: Callable[[dict], bool] | None = None,
-    output_limit: int | None = None,
-) -> Launch | None:
-    """Run ``job`` on this thread's server (see the module docs); ``None`` where a sandbox per job must do it."""
-    settings = (iso, role, limits.disk_mb, binds)
+def run_served(iso: Isolation, limits: Limits, request: Request) -> Launch | None:
+    """Run ``request`` on this thread's server (see the module docs); ``None`` where a sandbox per job must."""
+    settings = (iso, request.role, limits.disk_mb, request.binds)
     if not iso.isolated or settings in _UNSERVED:
         return None
     started = time.monotonic()
     key = (os.getpid(), thread_token(), *settings)  # a forked child never shares its parent's servers
     try:
-        server = _take(key, iso, limits, role, binds)
+        server = _take(key, iso, limits, request.role, request.binds)
     except (OSError, SandboxError):
         _FAILED_STARTS[settings] = _FAILED_STARTS.get(settings, 0) + 1
         if _FAILED_STARTS[settings] >= _STARTS_TRIED:  # not a busy moment: servers cannot start here
             _UNSERVED.add(settings)
         return None
     _FAILED_STARTS.pop(settings, None)
-    deadline = started + (wall if wall is not None else limits.timeout + 5)
-    launch, state = server.run(job, deadline, stop, output_limit)
+    launch, state = server.run(request, started, limits)
     if state == "ok":
         with _LOCK:
             _SERVERS[key] = server
