@@ -10,7 +10,7 @@
   private temporary directory, and only resource limits.
 
 Programs never run as root: as root, bubblewrap itself is started as an
-unprivileged uid of its own per sandbox (65534 for the probe), so that the
+unprivileged uid of its own per sandbox, so that the
 process limit binds (``RLIMIT_NPROC`` does not bind root, even mapped into a
 user namespace) and sandboxes side by side share no per-uid budget; in
 limits-only mode each run gets a uid of its own.
@@ -38,7 +38,8 @@ __all__ = [
 ]
 
 ISOLATION_CHOICES = ("auto", "require", "limits")
-#: The uid programs run as when rewardsmith runs as root (``nobody``).
+#: Set as :attr:`Isolation.uid` when rewardsmith runs as root: sandboxes are then started as unprivileged uids, each
+#: its own (:func:`~rewardsmith.sandbox.launch.run_uid`), never as root.
 SANDBOX_UID = 65534
 #: bwrap options that older versions lack; dropped (and reported) when the probe says they are unknown.
 OPTIONAL_FEATURES = ("--disable-userns", "--size")
@@ -56,7 +57,8 @@ class Isolation:
 
     ``mode`` is ``"namespaces"`` or ``"limits"``; ``reason`` says why;
     ``python`` is the interpreter the runner (and Python programs) use inside;
-    ``uid`` the uid bubblewrap is started as (``None``: this process's own);
+    ``uid`` set (to ``SANDBOX_UID``) when bubblewrap is started as an unprivileged uid of its own per sandbox
+    (``None``: as this process's user);
     ``features`` the optional bwrap options in use.
     """
 

@@ -3,7 +3,7 @@
 :func:`detect` finds ``bwrap`` (the ``bwrap`` setting, ``$REWARDSMITH_BWRAP``,
 or ``PATH``) and a Python interpreter the sandbox can run (the ``python``
 setting; else this one, resolved; else the system's ``/usr/bin/python3``:
-as root, programs run as uid 65534, which must be able to run it), and starts
+as root, programs run as an unprivileged uid, which must be able to run it), and starts
 one sandbox with them. If it runs, programs run in namespaces. If not, the
 reason is kept and, under ``isolation="auto"``, programs run with resource
 limits only, after one loud warning; ``isolation="require"`` refuses instead
@@ -71,7 +71,7 @@ def _namespaces(bwrap: str, python: str, prefix: str) -> Isolation:
     for _ in range(len(OPTIONAL_FEATURES) + 1):
         error = _works(iso)
         if error is None:
-            who = f"uid {uid}" if uid is not None else "this user"
+            who = "an unprivileged uid of their own" if uid is not None else "this user"
             return replace(iso, reason=f"bubblewrap works here; programs run in their own namespaces as {who}")
         unknown = [f for f in iso.features if f"Unknown option {f}" in error or f"unrecognized option '{f}" in error]
         if not unknown:
