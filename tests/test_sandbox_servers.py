@@ -19,8 +19,8 @@ from sandbox_helpers import descendants, requires_namespaces, settle, waiting_se
 
 from rewardsmith import get_reward
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.sandbox import Limits, LocalBackend, Program, forget_detection
-from rewardsmith.sandbox.launch import close_sandboxes
+from rewardsmith.sandbox import Limits, LocalBackend, Program, SandboxError, forget_detection
+from rewardsmith.sandbox.launch import close_sandboxes, release_uid, take_uid
 from rewardsmith.sandbox.servers import serves
 
 pytestmark = [requires_namespaces, pytest.mark.xdist_group("sandbox")]
@@ -307,13 +307,23 @@ def test_what_a_program_the_host_stopped_had_put_in_flight_does_not_reach_the_ne
     assert seen.stdout == "['ptmx'] False False False\n"
 
 
-def test_where_no_server_can_start_each_program_gets_a_sandbox_started_for_it():
-    """A bubblewrap that refuses to keep capabilities (as a setuid one does): every program still runs, and after
-    three failed starts in a row the process stops trying."""
+REFUSES_CAPABILITIES = 'case "$*" in *--cap-add*) exit 1;; esac\n'  # as a setuid bubblewrap does
+DROPS_CAPABILITIES = """n=$#; drop=0
+while [ $n -gt 0 ]; do
+  a=$1; shift; n=$((n - 1))
+  if [ $drop = 1 ]; then drop=0; elif [ "$a" = --cap-add ]; then drop=1; else set -- "$@" "$a"; fi
+done
+"""  # the server starts, and no job's namespaces can be set up
+
+
+@pytest.mark.parametrize("script", [REFUSES_CAPABILITIES, DROPS_CAPABILITIES], ids=["refused", "dropped"])
+def test_where_no_server_can_serve_each_program_gets_a_sandbox_started_for_it(script):
+    """Every program still runs, and after three failed servers in a row the process stops trying."""
+    close_sandboxes()  # the servers this process started earlier
     folder = Path(tempfile.mkdtemp(prefix="rewardsmith-bwrap-"))
     folder.chmod(0o755)  # the sandbox's uid runs what is in it
     wrapper = folder / "bwrap"
-    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *--cap-add*) exit 1;; esac\nexec {shutil.which("bwrap")} "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\n{script}exec {shutil.which("bwrap")} "$@"\n')
     wrapper.chmod(0o755)
     forget_detection()
     try:
@@ -353,3 +363,33 @@ def test_programs_side_by_side_share_no_per_uid_budget(backend):
         assert _run(backend, INOTIFY).runs[0].stdout == "True 0\n"  # its own uid: its own inotify instances
     finally:
         hog.join()
+
+
+LOCALHOST = """
+import socket
+server = socket.create_server(("localhost", 0))
+with socket.create_connection(("localhost", server.getsockname()[1])) as client:
+    client.sendall(b"hi")
+    print(server.accept()[0].recv(2).decode(), socket.gethostbyname(socket.gethostname()))
+"""
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_localhost_and_the_sandboxs_own_name_resolve_to_the_loopback_interface(reuse):
+    run = _run(LocalBackend(isolation="require", reuse=reuse, prestart=0), LOCALHOST).runs[0]
+    assert run.ok, run.stderr
+    assert run.stdout == "hi 127.0.1.1\n"
+
+
+def test_no_two_sandboxes_of_a_process_hold_the_same_uid_at_once():
+    held: list[int] = []
+    try:
+        with pytest.raises(SandboxError, match="sandboxes at once in one process"):
+            while len(held) < 10_000:
+                held.append(take_uid())
+        assert len(set(held)) == len(held) and max(held) < 2**31
+        release_uid(held[0])
+        assert take_uid() == held[0]  # given back, then taken again: never while its sandbox lives
+    finally:
+        for uid in held:
+            release_uid(uid)

@@ -26,12 +26,15 @@ from dataclasses import dataclass, field
 
 from rewardsmith.sandbox.inside.runner import boot_source
 from rewardsmith.sandbox.limits import Limits, SandboxError
+from rewardsmith.sandbox.seccomp import sandbox_filter
 
 __all__ = [
+    "HOSTS",
     "ISOLATION_CHOICES",
     "OPTIONAL_FEATURES",
     "SANDBOX_UID",
     "Isolation",
+    "StartFiles",
     "bwrap_command",
     "find_bwrap",
     "interpreter_candidates",
@@ -49,6 +52,8 @@ _SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: The files of ``/etc`` a program may need: the dynamic loader's cache (its ``ld.so.conf`` is read only by
 #: ``ldconfig``, never at a program's start), the tool links (``cc``, ``java``) and the time zone.
 _ETC = ("ld.so.cache", "alternatives", "localtime")
+#: The sandbox's ``/etc/hosts``: ``localhost`` and its own host name resolve, to the loopback interface.
+HOSTS = b"127.0.0.1 localhost\n127.0.1.1 sandbox\n::1 localhost ip6-localhost ip6-loopback\n"
 
 
 @dataclass(frozen=True)
@@ -132,29 +137,27 @@ def bwrap_command(
     blob_size: int,
     binds: tuple[str, ...] = (),
     serve_fd: int | None = None,
-    seccomp_fd: int | None = None,
+    start: StartFiles | None = None,
 ) -> list[str]:
     """The bubblewrap command line that starts the runner (role ``run`` or ``suite``) in a fresh sandbox.
 
     ``binds`` are extra host paths made visible read-only at the same place. With ``serve_fd`` (the inherited
     socket it serves on), the sandbox is a server of jobs, each in new namespaces of its own
     (:mod:`~rewardsmith.sandbox.inside.forkserver`): it keeps the three capabilities that setting them up takes,
-    in its own user namespace only, and every job's runner drops them before it reads its job. ``seccomp_fd``
-    holds the sandbox's seccomp filter (:mod:`~rewardsmith.sandbox.seccomp`).
+    in its own user namespace only, and every job's runner drops them before it reads its job. ``start`` holds
+    the pipes bubblewrap reads as it starts (the seccomp filter, ``/etc/hosts``).
     """
     if iso.bwrap is None:
         raise SandboxError("bubblewrap is not available")
     args = [iso.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
     if serve_fd is not None:
         args += ["--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_NET_ADMIN"]
-    if seccomp_fd is not None:
-        args += ["--seccomp", str(seccomp_fd)]
     if "--disable-userns" in iso.features:
         args.append("--disable-userns")
     args += ["--hostname", "sandbox", "--clearenv"]
     for key, value in SANDBOX_ENV.items():
         args += ["--setenv", key, value]
-    args += _system_binds()
+    args += _system_binds() + (start.args() if start is not None else [])
     for path in dict.fromkeys((iso.python_prefix, *binds)):
         if path and not _inside_usr(path):
             args += ["--ro-bind", path, path]
@@ -167,6 +170,45 @@ def bwrap_command(
     if serve_fd is None:
         return [*command, role]
     return [*command, "serve", role, str(disk), str(shm), str(serve_fd)]
+
+
+def data_fd(data: bytes) -> int:
+    """A pipe's read end holding ``data`` (small: far below a pipe's capacity), for one bubblewrap start."""
+    read, write = os.pipe()
+    try:
+        os.write(write, data)
+    finally:
+        os.close(write)
+    return read
+
+
+class StartFiles:
+    """What bubblewrap reads from pipes as one sandbox starts: the seccomp filter
+    (:mod:`~rewardsmith.sandbox.seccomp`) and ``/etc/hosts`` (the loopback names and the sandbox's own). Pass
+    :attr:`fds` to the process, and :meth:`close` them here once it started.
+
+    >>> files = StartFiles()
+    >>> [arg for arg in files.args() if arg.startswith("-")], len(files.fds)
+    (['--seccomp', '--file'], 2)
+    >>> files.close()
+    """
+
+    def __init__(self) -> None:
+        program = sandbox_filter()
+        self.seccomp = None if program is None else data_fd(program)
+        self.hosts = data_fd(HOSTS)
+
+    @property
+    def fds(self) -> tuple[int, ...]:
+        return tuple(fd for fd in (self.seccomp, self.hosts) if fd is not None)
+
+    def args(self) -> list[str]:
+        seccomp = [] if self.seccomp is None else ["--seccomp", str(self.seccomp)]
+        return [*seccomp, "--file", str(self.hosts), "/etc/hosts"]
+
+    def close(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
 
 
 def tmpfs_sizes(limits: Limits) -> tuple[int, int]:

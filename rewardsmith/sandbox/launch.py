@@ -44,14 +44,25 @@ from rewardsmith.sandbox.code import compiled_runner
 from rewardsmith.sandbox.inside.procs import Capture, pump
 from rewardsmith.sandbox.inside.runner import boot_source
 from rewardsmith.sandbox.inside.wire import WireError, dumps, loads
-from rewardsmith.sandbox.isolation import SANDBOX_ENV, Isolation, bwrap_command
-from rewardsmith.sandbox.limits import Limits
-from rewardsmith.sandbox.seccomp import seccomp_fd
+from rewardsmith.sandbox.isolation import SANDBOX_ENV, Isolation, StartFiles, bwrap_command
+from rewardsmith.sandbox.limits import Limits, SandboxError
 
-__all__ = ["Launch", "Request", "close_sandboxes", "collect", "on_close", "run_runner", "run_uid", "thread_token"]
+__all__ = [
+    "Launch",
+    "Request",
+    "close_sandboxes",
+    "collect",
+    "on_close",
+    "release_uid",
+    "run_runner",
+    "take_uid",
+    "thread_token",
+]
 
 _UID_BASE = int(os.environ.get("REWARDSMITH_SANDBOX_UID_BASE", "1500000000"))
-_COUNTER = itertools.count()
+_UID_SLOTS = 128
+_UIDS_HELD: set[int] = set()
+_UIDS_LOCK = threading.Lock()
 _F_SETPIPE_SZ = 1031
 _SPARES: dict[tuple, list[_Sandbox]] = {}
 _SPARES_LOCK = threading.Lock()
@@ -71,10 +82,26 @@ class Launch:
     seconds: float = 0.0
 
 
-def run_uid() -> int:
-    """A uid for one sandbox (as root): its processes can then be found, killed and capped, and no per-uid
-    budget of the kernel (inotify instances, pending signals, ...) is shared with a sandbox running beside it."""
-    return _UID_BASE + (((os.getpid() & 0xFFFFF) << 8) | (next(_COUNTER) & 0xFF))
+def take_uid() -> int:
+    """A uid for one sandbox (as root) that no other sandbox of this process holds: its processes can then be
+    found, killed and capped, and no per-uid budget of the kernel (inotify instances, pending signals, ...) is
+    shared with a sandbox running beside it. Give it back with :func:`release_uid` once the sandbox is gone.
+
+    Each process has its own ``_UID_SLOTS`` uids (from its pid, up to 2**22), all below 2**31.
+    """
+    first = _UID_BASE + ((os.getpid() & 0x3FFFFF) * _UID_SLOTS)
+    with _UIDS_LOCK:
+        for uid in range(first, first + _UID_SLOTS):
+            if uid not in _UIDS_HELD:
+                _UIDS_HELD.add(uid)
+                return uid
+    raise SandboxError(f"more than {_UID_SLOTS} sandboxes at once in one process: use fewer threads per process")
+
+
+def release_uid(uid: int | None) -> None:
+    """Give back a uid from :func:`take_uid` (its sandbox and every process of it are gone)."""
+    with _UIDS_LOCK:
+        _UIDS_HELD.discard(uid)
 
 
 class _Lines:
@@ -134,18 +161,18 @@ class _Sandbox:
 
     def __init__(self, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> None:
         blob = compiled_runner(iso.python, role)
-        self.iso, self.workdir, self.uid = iso, None, run_uid() if iso.uid is not None else None
+        as_other_uid = iso.uid is not None if iso.isolated else os.geteuid() == 0
+        self.iso, self.workdir, self.uid = iso, None, take_uid() if as_other_uid else None
         self.spare = False
         options: dict = {"env": {}}
-        seccomp = None
+        start = None
         if iso.isolated:
-            seccomp = seccomp_fd()
-            command = bwrap_command(iso, limits, role, len(blob), binds, seccomp_fd=seccomp)
-            options["pass_fds"] = () if seccomp is None else (seccomp,)
+            start = StartFiles()
+            command = bwrap_command(iso, limits, role, len(blob), binds, start=start)
+            options["pass_fds"] = start.fds
             self.cwd = "/work"
         else:
             self.workdir = self.cwd = tempfile.mkdtemp(prefix="rewardsmith-sandbox-")
-            self.uid = run_uid() if os.geteuid() == 0 else None
             if self.uid is not None:
                 os.chown(self.workdir, self.uid, self.uid)
             command = [iso.python, "-I", "-S", "-c", boot_source(len(blob)), role]
@@ -163,10 +190,11 @@ class _Sandbox:
             )
         except OSError:
             self.discard_workdir()
+            release_uid(self.uid)
             raise
         finally:
-            if seccomp is not None:
-                os.close(seccomp)
+            if start is not None:
+                start.close()
         self.feed = os.dup(self.process.stdin.fileno())  # pump writes and closes this copy: the runner sees the end
         self.process.stdin.close()
         self.pending = blob
@@ -194,6 +222,7 @@ class _Sandbox:
         self.process.wait()
         if self.uid is not None and not self.iso.isolated:
             _kill_uid(self.iso.python, self.uid)
+        release_uid(self.uid)
         if self.feed is not None:
             with contextlib.suppress(OSError):
                 os.close(self.feed)
@@ -255,10 +284,11 @@ def close_sandboxes() -> None:
 
 
 def _forget_spares() -> None:
-    """In a forked child: the spares are the parent's, to use and to stop."""
-    global _SPARES_LOCK
-    _SPARES_LOCK = threading.Lock()
+    """In a forked child: the spares (and their uids) are the parent's, to use and to stop."""
+    global _SPARES_LOCK, _UIDS_LOCK
+    _SPARES_LOCK, _UIDS_LOCK = threading.Lock(), threading.Lock()
     _SPARES.clear()
+    _UIDS_HELD.clear()
 
 
 atexit.register(close_sandboxes)

@@ -25,12 +25,11 @@ i386; AArch64 with 32-bit ARM); on other machines there is none, and
 
 from __future__ import annotations
 
-import os
 import platform
 import struct
 import sys
 
-__all__ = ["sandbox_filter", "seccomp_fd"]
+__all__ = ["sandbox_filter"]
 
 _LOAD, _AND, _JUMP_IF_EQUAL, _RETURN = 0x20, 0x54, 0x15, 0x06  # BPF_LD|W|ABS, BPF_ALU|AND|K, BPF_JMP|JEQ|K, BPF_RET|K
 _NR, _ARCH = 0, 4  # offsets in struct seccomp_data; the first argument's low 32 bits follow
@@ -89,16 +88,3 @@ def sandbox_filter(machine: str | None = None) -> bytes | None:
     steps += [(_RETURN, 0, 0, _NO_SUCH_FAMILY), ("label", "no such call"), (_RETURN, 0, 0, _NO_SUCH_CALL)]
     steps += [("label", "allow"), (_RETURN, 0, 0, _ALLOW)]
     return _assemble(steps)
-
-
-def seccomp_fd() -> int | None:
-    """A pipe's read end holding the filter, for one bubblewrap start (which reads it to the end), or ``None``."""
-    program = sandbox_filter()
-    if program is None:
-        return None
-    read, write = os.pipe()
-    try:
-        os.write(write, program)  # far below a pipe's capacity
-    finally:
-        os.close(write)
-    return read

@@ -25,21 +25,23 @@ import socket
 import subprocess
 import threading
 import time
+import weakref
 
 from rewardsmith.sandbox.code import compiled_runner
 from rewardsmith.sandbox.inside.wire import dumps
-from rewardsmith.sandbox.isolation import Isolation, bwrap_command
-from rewardsmith.sandbox.launch import Launch, Request, as_user, collect, on_close, run_uid, thread_token
+from rewardsmith.sandbox.isolation import Isolation, StartFiles, bwrap_command
+from rewardsmith.sandbox.launch import Launch, Request, as_user, collect, on_close, release_uid, take_uid, thread_token
 from rewardsmith.sandbox.limits import Limits, SandboxError
-from rewardsmith.sandbox.seccomp import seccomp_fd
 
 __all__ = ["close_servers", "run_served", "serves"]
 
 _READY_SECONDS = 30.0  # a server's start, or the end of a job it was told to end (generous: a busy machine)
 _SERVERS: dict[tuple, _Server] = {}
-_UNSERVED: set[tuple] = set()
-_FAILED_STARTS: dict[tuple, int] = {}
-_STARTS_TRIED = 3  # failed starts in a row before a sandbox per job is used for good, in this process
+_LIVE: weakref.WeakSet[_Server] = weakref.WeakSet()  # every server of this process, waiting or busy
+_UNSERVED: dict[tuple, float] = {}  # settings -> when servers were given up for them
+_FAILURES: dict[tuple, int] = {}
+_FAILURES_TRIED = 3  # servers that failed to start or to set up a first job, in a row, before giving up
+_RETRY_SECONDS = 300.0  # and the time before trying again (a failure at a busy moment does not last)
 _LOCK = threading.Lock()
 
 
@@ -49,27 +51,28 @@ class _Server:
     def __init__(self, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> None:
         blob = compiled_runner(iso.python, role)
         self.sock, inside = socket.socketpair()
-        seccomp = seccomp_fd()
+        start = StartFiles()
+        self.uid = take_uid() if iso.uid is not None else None  # a uid of its own
         try:
-            command = bwrap_command(iso, limits, role, len(blob), binds, serve_fd=inside.fileno(), seccomp_fd=seccomp)
-            command, switch = as_user(run_uid() if iso.uid is not None else None, command)  # a uid of its own
+            command = bwrap_command(iso, limits, role, len(blob), binds, serve_fd=inside.fileno(), start=start)
+            command, switch = as_user(self.uid, command)
             self.process = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
-                pass_fds=(inside.fileno(),) + (() if seccomp is None else (seccomp,)),
+                pass_fds=(inside.fileno(), *start.fds),
                 start_new_session=True,
                 env={},
                 **switch,
             )
         except OSError:
             self.sock.close()
+            release_uid(self.uid)
             raise
         finally:
             inside.close()
-            if seccomp is not None:
-                os.close(seccomp)
+            start.close()
         try:
             self.process.stdin.write(blob)
             self.process.stdin.close()
@@ -81,6 +84,7 @@ class _Server:
             self.close()
             raise SandboxError(f"the sandbox server did not start: {self.stderr()}")
         self.jobs = 0
+        _LIVE.add(self)
 
     def stderr(self) -> str:
         """The end of what the server wrote on its stderr (read once it is gone)."""
@@ -138,6 +142,7 @@ class _Server:
             self.process.kill()
         self.process.wait()
         self.process.stderr.close()
+        release_uid(self.uid)
 
 
 def _take(key: tuple, iso: Isolation, limits: Limits, role: str, binds: tuple[str, ...]) -> _Server:
@@ -151,29 +156,41 @@ def _take(key: tuple, iso: Isolation, limits: Limits, role: str, binds: tuple[st
     return server if server is not None else _Server(iso, limits, role, binds)
 
 
+def _failed(settings: tuple) -> None:
+    """One more server failed for these settings: after ``_FAILURES_TRIED`` in a row, stop trying for a while."""
+    with _LOCK:
+        _FAILURES[settings] = _FAILURES.get(settings, 0) + 1
+        if _FAILURES[settings] >= _FAILURES_TRIED:
+            _UNSERVED[settings] = time.monotonic()
+            _FAILURES.pop(settings)
+
+
+def _unserved(settings: tuple) -> bool:
+    given_up = _UNSERVED.get(settings)
+    return given_up is not None and time.monotonic() - given_up < _RETRY_SECONDS
+
+
 def run_served(iso: Isolation, limits: Limits, request: Request) -> Launch | None:
     """Run ``request`` on this thread's server (see the module docs); ``None`` where a sandbox per job must."""
     settings = (iso, request.role, limits.disk_mb, request.binds)
-    if not iso.isolated or settings in _UNSERVED:
+    if not iso.isolated or _unserved(settings):
         return None
     started = time.monotonic()
     key = (os.getpid(), thread_token(), *settings)  # a forked child never shares its parent's servers
     try:
         server = _take(key, iso, limits, request.role, request.binds)
     except (OSError, SandboxError):
-        _FAILED_STARTS[settings] = _FAILED_STARTS.get(settings, 0) + 1
-        if _FAILED_STARTS[settings] >= _STARTS_TRIED:  # not a busy moment: servers cannot start here
-            _UNSERVED.add(settings)
+        _failed(settings)
         return None
-    _FAILED_STARTS.pop(settings, None)
     launch, state = server.run(request, started, limits)
     if state == "ok":
+        _FAILURES.pop(settings, None)
         with _LOCK:
             _SERVERS[key] = server
     else:
         server.close()
-    if state == "unsupported":
-        _UNSERVED.add(settings)
+    if state == "unsupported":  # its first job's namespaces could not be set up: the runner never read the job
+        _failed(settings)
         return None
     if state == "broken" and not launch.records:  # the server died under the job: run it in a sandbox of its own
         return None
@@ -188,7 +205,7 @@ def serves(iso: Isolation) -> bool:
     >>> serves(detect("limits"))
     False
     """
-    return iso.isolated and not any(settings[0] == iso for settings in _UNSERVED)
+    return iso.isolated and not any(settings[0] == iso and _unserved(settings) for settings in list(_UNSERVED))
 
 
 def close_servers() -> None:
@@ -201,10 +218,14 @@ def close_servers() -> None:
 
 
 def _forget_servers() -> None:
-    """In a forked child: the servers are the parent's, to use and to stop; this process starts its own."""
+    """In a forked child: the servers are the parent's, to use and to stop; this process starts its own, and
+    closes its copies of their sockets (a server ends when its socket closes: the parent's close must do it)."""
     global _LOCK
     _LOCK = threading.Lock()
     _SERVERS.clear()
+    for server in list(_LIVE):
+        server.sock.close()
+    _LIVE.clear()
 
 
 on_close(close_servers)

@@ -184,7 +184,10 @@ def _job_sockets(pid: int, made_r: int, seen_w: int) -> int | None:
         except OSError:
             return -1
     finally:
-        os.write(seen_w, b"1")
+        try:
+            os.write(seen_w, b"1")
+        except OSError:  # the child is gone: it could not make its namespaces
+            pass
         os.close(made_r)
         os.close(seen_w)
 
