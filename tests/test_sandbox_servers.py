@@ -6,6 +6,7 @@ leaves something behind, that what it left was really there for itself: the next
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -344,7 +345,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 held = [libc.inotify_init() for _ in range(100000)]
 print(sum(fd >= 0 for fd in held), flush=True)  # every instance the uid may have
 open("/proc/self/comm", "w").write("{MARK[:15]}")  # now the host can see it holds them
-time.sleep(20)
+time.sleep(120)  # until the test ends it
 """
 
 INOTIFY = """
@@ -356,12 +357,15 @@ print(libc.inotify_init() >= 0, ctypes.get_errno())
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="sandboxes get a uid of their own only when run as root")
 def test_programs_side_by_side_share_no_per_uid_budget(backend):
-    hog = threading.Thread(target=lambda: _run(LocalBackend(isolation="require"), HOG, limits=Limits(timeout=4)))
+    hog = threading.Thread(target=lambda: _run(LocalBackend(isolation="require"), HOG, limits=Limits(timeout=120)))
     hog.start()
     try:
-        assert settle(lambda: not with_marker(MARK[:15]), seconds=30) is False, "the first program never started"
+        assert settle(lambda: not with_marker(MARK[:15]), seconds=60) is False, "the first program never started"
         assert _run(backend, INOTIFY).runs[0].stdout == "True 0\n"  # its own uid: its own inotify instances
     finally:
+        for pid in with_marker(MARK[:15]):  # the first program holds its instances until ended here
+            with contextlib.suppress(OSError):
+                os.kill(pid, 9)
         hog.join()
 
 

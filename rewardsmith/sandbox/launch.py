@@ -52,6 +52,7 @@ __all__ = [
     "Request",
     "close_sandboxes",
     "collect",
+    "kill_group",
     "on_close",
     "release_uid",
     "run_runner",
@@ -215,11 +216,7 @@ class _Sandbox:
 
     def close(self) -> None:
         """Kill the sandbox and everything in it, and remove its files."""
-        with contextlib.suppress(OSError):
-            os.killpg(self.process.pid, 9)
-        with contextlib.suppress(OSError):
-            self.process.kill()
-        self.process.wait()
+        kill_group(self.process)
         if self.uid is not None and not self.iso.isolated:
             _kill_uid(self.iso.python, self.uid)
         release_uid(self.uid)
@@ -229,6 +226,15 @@ class _Sandbox:
         for stream in (self.process.stdout, self.process.stderr):
             stream.close()
         self.discard_workdir()
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """Kill a sandbox's process (bubblewrap, or the runner) and its session's group, and reap it."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, 9)
+    with contextlib.suppress(OSError):
+        process.kill()
+    process.wait()
 
 
 def thread_token() -> int:
@@ -315,14 +321,13 @@ class Request:
 
 
 def collect(
-    launch: Launch, streams: tuple[int, int], feed: tuple[int, bytes], request: Request, started: float, limits: Limits
+    launch: Launch, streams: tuple[int, int], feed: tuple[int, bytes], request: Request, deadline: float
 ) -> str:
     """Write a runner's job (``feed``: fd and bytes), read its records and stderr (``streams``) into ``launch``
     until both close or it is time to stop; why it stopped (:func:`~rewardsmith.sandbox.inside.procs.pump`)."""
     records, stderr = streams
     out = Capture(request.output_limit or (1 << 26), tail=0, keep=False)  # the records are read as they come
     err = Capture(1 << 16)
-    deadline = request.deadline(started, limits)
     try:
         reason = pump({records: out, stderr: err}, feed, None, deadline, _Lines(launch, request.stop, records))
     finally:
@@ -345,7 +350,8 @@ def run_runner(iso: Isolation, limits: Limits, request: Request, prestart: int =
     try:
         feed, sandbox.feed = sandbox.feed, None
         data = sandbox.pending + dumps(sandbox.job(request.job)).encode()
-        collect(launch, (process.stdout.fileno(), process.stderr.fileno()), (feed, data), request, started, limits)
+        streams = (process.stdout.fileno(), process.stderr.fileno())
+        collect(launch, streams, (feed, data), request, request.deadline(started, limits))
     finally:
         sandbox.close()
     launch.seconds = time.monotonic() - started

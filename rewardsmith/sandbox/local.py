@@ -2,7 +2,7 @@
 
 Every call runs one job (files, then the program on each input) in a sandbox
 of its own: by default (``reuse``) a runner forked by this worker thread's
-waiting bubblewrap sandbox into new mount, IPC and PID namespaces
+waiting bubblewrap sandbox into new mount, IPC, network and PID namespaces
 (:mod:`~rewardsmith.sandbox.servers`), else a bubblewrap sandbox started for
 the call (:func:`~rewardsmith.sandbox.launch.run_runner`). Either way the
 runner compiles the program once, runs it on each input, and is gone with

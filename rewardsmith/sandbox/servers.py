@@ -30,7 +30,17 @@ import weakref
 from rewardsmith.sandbox.code import compiled_runner
 from rewardsmith.sandbox.inside.wire import dumps
 from rewardsmith.sandbox.isolation import Isolation, StartFiles, bwrap_command
-from rewardsmith.sandbox.launch import Launch, Request, as_user, collect, on_close, release_uid, take_uid, thread_token
+from rewardsmith.sandbox.launch import (
+    Launch,
+    Request,
+    as_user,
+    collect,
+    kill_group,
+    on_close,
+    release_uid,
+    take_uid,
+    thread_token,
+)
 from rewardsmith.sandbox.limits import Limits, SandboxError
 
 __all__ = ["close_servers", "run_served", "serves"]
@@ -111,7 +121,7 @@ class _Server:
                 os.close(fd)
         try:
             data = dumps({"cwd": "/work", **request.job}).encode()
-            reason = collect(launch, (records_r, err_r), (job_w, data), request, started, limits)
+            reason = collect(launch, (records_r, err_r), (job_w, data), request, request.deadline(started, limits))
         finally:
             os.close(records_r)
             os.close(err_r)
@@ -136,11 +146,7 @@ class _Server:
         self.sock.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(wait)
-        with contextlib.suppress(OSError):
-            os.killpg(self.process.pid, 9)
-        with contextlib.suppress(OSError):
-            self.process.kill()
-        self.process.wait()
+        kill_group(self.process)
         self.process.stderr.close()
         release_uid(self.uid)
 

@@ -24,6 +24,7 @@ import resource
 import select
 import time
 
+SIGINT = 2
 SIGKILL = 9
 SIGPIPE = 13
 _PR_SET_CHILD_SUBREAPER = 36
@@ -115,7 +116,7 @@ def spawn(target, fds: tuple, limits: dict, *, cwd: str | None = None, env: dict
         if callable(target):
             import _signal
 
-            _signal.signal(2, _signal.default_int_handler)  # SIGINT, as in any Python program (not the runner's)
+            _signal.signal(SIGINT, _signal.default_int_handler)  # as in any Python program (not the runner's)
             status = target()
         else:
             import _signal

@@ -33,6 +33,7 @@ from rewardsmith.sandbox.inside.forkserver import serve
 from rewardsmith.sandbox.inside.judge import start_worker
 from rewardsmith.sandbox.inside.procs import (
     PR_SET_DUMPABLE,
+    SIGINT,
     Capture,
     add_exit_builtins,
     exit_fd,
@@ -65,9 +66,6 @@ def boot_source(length: int, fd: int = 0) -> str:
         " BLOB+=_c\n"
         "exec(marshal.loads(BLOB))\n"
     )
-
-
-_SIGINT = 2
 
 
 def emit(record: dict) -> None:
@@ -221,7 +219,7 @@ def main(role: str) -> None:
     protect_self()
     import _signal
 
-    _signal.signal(_SIGINT, _signal.SIG_DFL)  # as PID 1, then deaf to it from inside (no KeyboardInterrupt)
+    _signal.signal(SIGINT, _signal.SIG_DFL)  # as PID 1, then deaf to it from inside (no KeyboardInterrupt)
     blob = globals().get("BLOB", b"")
     first = start_worker(None, boot_source, 1 << 20) if role == "suite" else None  # before the tests are read
     job: dict = {}
