@@ -44,7 +44,7 @@ from rewardsmith.sandbox.inside.procs import SIGKILL, libc_call, prctl, protect_
 SETUP_FAILED = 97
 _NEW_NAMESPACES = 0x00020000 | 0x08000000 | 0x40000000 | 0x20000000  # CLONE_NEWNS, NEWIPC, NEWNET, NEWPID
 _SIOCSIFFLAGS, _IFF_UP = 0x8914, 1
-_SETTLE_SECONDS = 2.0  # for the collector to free what a job put in flight
+_SETTLE_SECONDS = 10.0  # for the collector to free what a job put in flight (its work may wait on a busy machine)
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_NOEXEC = 1, 2, 4, 8
 _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 32, 4096, 16384, 1 << 18
 _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
