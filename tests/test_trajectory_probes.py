@@ -108,7 +108,7 @@ def test_each_probe_is_the_rollout_it_says():
     assert not probes["call_with_answer"].calls[0].executed and "7" in probes["call_with_answer"].final_message
     assert not probes["call_after_answer"].calls[0].executed
     assert len(probes["repeated_calls"].calls) == 20
-    assert probes["answer_in_argument"].calls[0].arguments == {"answer": "7"}
+    assert probes["answer_in_argument"].calls[0].arguments == {"answer": "<answer>7</answer>"}
     assert "7" not in probes["answer_in_argument"].final_message
     assert probes["answer_from_result"].calls[0].result == "The answer is 7."
     assert probes["empty_final"].final_message == "" and probes["ends_on_result"].final_message == ""

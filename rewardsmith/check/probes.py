@@ -80,7 +80,8 @@ FAMILIES: dict[str, str] = {
     "numbers": "an equation that ignores the given numbers (the target alone, numbers not given, one used twice)",
     "hardcoded": "a program that returns the values of the examples the prompt shows, and nothing else",
     "trajectory": "rollouts with tool calls: unknown tools, calls in the reasoning or after the answer, the answer "
-    "only in a tool argument or result, repeated calls, an empty final message",
+    "only in a tool argument (in every shape) or result, repeated calls, junk calls, a failed call padded with "
+    "junk ones, an empty final message",
 }
 MB = 1_000_000
 

@@ -12,18 +12,27 @@ generic ``lookup``. The variants of the ``trajectory`` family:
 ``call_with_answer``    the answer and a call in the last message (the call never runs)    ``results``
 ``call_after_answer``   the answer, then a turn that only calls (it never runs)            ``results``
 ``repeated_calls``      the same call 20 times, then the answer                            ``repeats``
+``junk_calls``          four different calls that succeed, and no answer                   ``calls``
+``padded_calls``        a call that fails, padded with 20 different calls that succeed     ``results``
 ``answer_in_argument``  the answer only in a tool argument; the final message omits it     ``answer``
 ``answer_from_result``  the answer only in a tool's result; the final message omits it     ``answer``
 ``empty_final``         a good call, then an empty final message                           ``answer``
 ``ends_on_result``      a good call and its result, and no final message                   ``answer``
 ======================  ================================================================  ===========
 
+``answer_in_argument`` comes in every shape a completion takes: a rollout in
+TRL's shape, plain text holding a ``<tool_call>`` block, one message holding
+one, and one message with OpenAI ``tool_calls`` (JSON-string arguments, an id);
+the argument holds the answer in the format the reward reads.
+
 Which rewards a probe judges is found from the reward's scores of
 calibration rollouts, not from its name: ``tools``, a reward whose score
 depends on the calls (the same final message with and without a good call
 scores differently); ``results``, one that reads what the calls returned (a
 good call scores differently from the same call that failed); ``repeats``,
-one that pays more for the same call made twice; ``answer``, one that checks
+one that pays more for the same call made twice; ``calls``, one that pays
+more for more calls that differ (four different good calls against one);
+``answer``, one that checks
 the answer (the right answer after a good call scores noticeably above a
 wrong one). The
 calibration rollout ``right_trajectory`` (a good call, its result, the answer
@@ -39,11 +48,13 @@ from rewardsmith.check.probe import CALIBRATION, NONSENSE, NONSENSE_ANSWER, REAS
 from rewardsmith.check.rows import Format, RowContext
 from rewardsmith.core.trajectory import read_call
 
-__all__ = ["FAMILY", "applies", "trajectory_calibration", "trajectory_probes"]
+__all__ = ["FAMILY", "applies", "different_calls", "trajectory_calibration", "trajectory_probes"]
 
 FAMILY = "trajectory"
 #: A difference counts when it is this share of the range of scores seen.
 NOTICEABLE = 0.1
+#: Different calls in the ``junk_calls`` probe and the calibration that pays for calls, and padding in ``padded_calls``.
+DISTINCT, PADDING = 4, 20
 _EXAMPLE_VALUES = {"string": "x", "integer": 1, "number": 1.0, "boolean": True, "array": [], "object": {}}
 
 
@@ -103,10 +114,87 @@ def good_call(ctx: RowContext) -> dict[str, Any]:
 
 
 def _rollout(call: dict[str, Any], final: str, result: str = "ok", times: int = 1) -> list[dict[str, Any]]:
+    return _calls_rollout([call] * times, final, result)
+
+
+def _calls_rollout(calls: list[dict[str, Any]], final: str, result: str = "ok") -> list[dict[str, Any]]:
     turns: list[dict[str, Any]] = []
-    for _ in range(times):
+    for call in calls:
         turns += [_message("", [call]), _result(call, result)]
     return [*turns, _message(final)]
+
+
+def _varied(value: Any, k: int, spec: dict[str, Any]) -> Any:
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[k % len(enum)]
+    if isinstance(value, bool):
+        return value if k % 2 == 0 else not value
+    if isinstance(value, (int, float)):
+        return value + k
+    if isinstance(value, str):
+        return f"{value} {k}" if k else value
+    return value
+
+
+def different_calls(ctx: RowContext, n: int) -> list[dict[str, Any]]:
+    """``n`` calls the row allows that differ from one another: the good call with its first argument varied.
+
+    >>> [c["arguments"] for c in different_calls(RowContext(0, "p", {"tool_calls": [
+    ...     {"name": "add", "arguments": {"a": 1, "b": 2}}]}), 3)]
+    [{'a': 1, 'b': 2}, {'a': 2, 'b': 2}, {'a': 3, 'b': 2}]
+    """
+    call = good_call(ctx)
+    arguments = call["arguments"] if isinstance(call["arguments"], dict) else {}
+    specs = _properties(ctx, call["name"])
+    out = []
+    for k in range(n):
+        varied = dict(arguments)
+        if varied:
+            key = next(iter(varied))
+            spec = specs.get(key) if isinstance(specs.get(key), dict) else {}
+            varied[key] = _varied(varied[key], k, spec)
+            if k and varied == arguments:  # a value that cannot vary (an enum of one): another argument
+                varied["page"] = k
+        elif k:
+            varied["page"] = k
+        out.append({"name": call["name"], "arguments": varied})
+    return out
+
+
+def _properties(ctx: RowContext, name: str) -> dict[str, Any]:
+    tools = _loads(ctx.columns.get("tools"))
+    for tool in tools if isinstance(tools, (list, tuple)) else [tools]:
+        if isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+            tool = tool["function"]
+        if isinstance(tool, dict) and tool.get("name") == name and isinstance(tool.get("parameters"), dict):
+            properties = tool["parameters"].get("properties")
+            return properties if isinstance(properties, dict) else {}
+    return {}
+
+
+def _submit(ctx: RowContext, main: Format) -> dict[str, Any]:
+    return {"name": "submit_answer", "arguments": {"answer": main.answer_block(ctx.answer or NONSENSE_ANSWER)}}
+
+
+#: What a rollout says when its answer went into a tool argument.
+_DONE = "I have used the tools."
+
+
+def _argument_shapes(submit: dict[str, Any], done: str) -> list[tuple[str, Any]]:
+    """The answer in a tool argument, in every shape a completion takes (the final message omits it)."""
+    block = f"{done}\n<tool_call>{json.dumps(submit)}</tool_call>"
+    openai_call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": submit["name"], "arguments": json.dumps(submit["arguments"])},
+    }
+    return [
+        ("answer_in_argument", _rollout(submit, done, "received")),
+        ("answer_in_argument_text", block),
+        ("answer_in_argument_message", [_message(block)]),
+        ("answer_in_argument_openai", [{"role": "assistant", "content": done, "tool_calls": [openai_call]}]),
+    ]
 
 
 def trajectory_calibration(ctx: RowContext, main: Format) -> list[Probe]:
@@ -117,6 +205,7 @@ def trajectory_calibration(ctx: RowContext, main: Format) -> list[Probe]:
     made = {
         "tool_call": _rollout(call, nonsense),
         "tool_call_twice": _rollout(call, nonsense, times=2),
+        "tool_calls_different": _calls_rollout(different_calls(ctx, DISTINCT), nonsense),
         "tool_call_failed": _rollout(call, nonsense, failed),
         "no_tool_call": [_message(nonsense)],
     }
@@ -135,22 +224,28 @@ def trajectory_probes(ctx: RowContext, main: Format) -> list[Probe]:
     >>> [p.variant for p in probes][:4]
     ['unknown_tool', 'reasoning_only', 'call_with_answer', 'call_after_answer']
     >>> next(p for p in probes if p.variant == "answer_in_argument").completion[0]["tool_calls"][0]["function"]
-    {'name': 'submit_answer', 'arguments': {'answer': '4'}}
+    {'name': 'submit_answer', 'arguments': {'answer': '<answer>4</answer>'}}
+    >>> print(next(p for p in probes if p.variant == "answer_in_argument_text").completion)
+    I have used the tools.
+    <tool_call>{"name": "submit_answer", "arguments": {"answer": "<answer>4</answer>"}}</tool_call>
     """
     call = good_call(ctx)
     a = ctx.answer or NONSENSE_ANSWER
     answered = main.render(REASONING, a)
     block = f"<tool_call>{json.dumps(call)}</tool_call>"
     unknown = {"name": "no_such_tool", "arguments": {}}
-    submit = {"name": "submit_answer", "arguments": {"answer": a}}
-    done = "I have used the tools."
-    made: list[tuple[str, list[dict[str, Any]], str]] = [
+    submit, done = _submit(ctx, main), _DONE
+    failed = _rollout(call, answered, "{'error': 'the tool failed'}")
+    padded = failed[:2] + _calls_rollout(different_calls(ctx, PADDING + 1)[1:], answered)
+    made: list[tuple[str, Any, str]] = [
         ("unknown_tool", _rollout(unknown, answered, "{'error': 'no tool named no_such_tool'}"), "tools"),
         ("reasoning_only", [_message(f"<think>{REASONING}\n{block}</think>\n{main.answer_block(a)}")], "tools"),
         ("call_with_answer", [_message(answered, [call])], "results"),
         ("call_after_answer", [_message(answered), _message("", [call])], "results"),
         ("repeated_calls", _rollout(call, answered, times=20), "repeats"),
-        ("answer_in_argument", _rollout(submit, done, "received"), "answer"),
+        ("junk_calls", _calls_rollout(different_calls(ctx, DISTINCT), done), "calls"),
+        ("padded_calls", padded, "results"),
+        *[(variant, rollout, "answer") for variant, rollout in _argument_shapes(submit, done)],
         ("answer_from_result", _rollout(call, done, f"The answer is {a}."), "answer"),
         ("empty_final", _rollout(call, ""), "answer"),
         ("ends_on_result", _rollout(call, "")[:-1], "answer"),
@@ -159,7 +254,8 @@ def trajectory_probes(ctx: RowContext, main: Format) -> list[Probe]:
 
 
 def applies(records: list[Any]) -> dict[str, bool]:
-    """Which trajectory judgements (``tools``, ``results``, ``repeats``, ``answer``) apply, from calibration scores.
+    """Which trajectory judgements (``tools``, ``results``, ``repeats``, ``calls``, ``answer``) apply, from
+    calibration scores.
 
     A number against ``None`` counts as a difference; a gap counts when it is
     over :data:`NOTICEABLE` of the range of scores seen.
@@ -175,6 +271,7 @@ def applies(records: list[Any]) -> dict[str, bool]:
         "tools": _differs(once, by.get("no_tool_call", {})),
         "results": _differs(once, by.get("tool_call_failed", {})),
         "repeats": _gap(by.get("tool_call_twice", {}), once) > NOTICEABLE * spread > 0,
+        "calls": _gap(by.get("tool_calls_different", {}), once) > NOTICEABLE * spread > 0,
         "answer": _gap(by.get("right_trajectory", {}), by.get("wrong_trajectory", {})) > NOTICEABLE * spread > 0,
     }
 

@@ -11,11 +11,14 @@ messages, a column's values), so no reward repeats this logic.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
 from rewardsmith.core.errors import MissingColumnError, RewardConfigError
+from rewardsmith.core.tool_calls import TOOL_CALL_OPEN, message_text, text_calls
 from rewardsmith.core.trajectory import Trajectory, batch_trajectories, tool_use_counts, trajectory
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "completion_text",
     "content_text",
     "prompt_text",
+    "said_text",
 ]
 
 #: Keyword arguments TRL passes that are not dataset columns.
@@ -34,24 +38,30 @@ RESERVED_KWARGS = frozenset({"trainer_state", "log_metric", "log_extra", "enviro
 def content_text(content: Any) -> str:
     """The text of a message's ``content``: a string, a list of parts, or ``None``.
 
+    Only text parts count: a ``reasoning`` or ``thinking`` part is not what the message says.
+
     >>> content_text([{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}])
     'ab'
+    >>> content_text([{"type": "reasoning", "text": "#### 18"}, {"type": "text", "text": "no idea"}])
+    'no idea'
     >>> content_text(None)
     ''
     """
-    if isinstance(content, str):
-        return content
-    if content is None:
-        return ""
-    if isinstance(content, (list, tuple)):
-        parts = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "".join(parts)
-    return str(content)
+    return message_text(content)
+
+
+def said_text(text: str) -> str:
+    """What a message's text says, its ``<tool_call>`` blocks (outside the reasoning) taken out.
+
+    A call's arguments are not an answer, whether the completion is one
+    message, plain text or a whole rollout.
+
+    >>> said_text('<tool_call>{"name": "submit", "arguments": {"answer": "#### 18"}}</tool_call>')
+    ''
+    >>> said_text("<think>draft</think>#### 18")
+    '<think>draft</think>#### 18'
+    """
+    return text_calls(text, 0)[1] if TOOL_CALL_OPEN in text else text
 
 
 def _is_message(obj: Any) -> bool:
@@ -64,11 +74,15 @@ def completion_text(completion: Any, on: str = "final") -> str:
     A conversational completion is a list of messages. One message: its
     content. A trajectory (tool calls and results, several turns): its final
     message (see :mod:`rewardsmith.core.trajectory`), or with ``on="all"``
-    the text of every assistant message, joined by newlines (tool-call
-    arguments and tool results are never part of it).
+    the text of every assistant message, joined by newlines. Tool-call
+    arguments and tool results are never part of it, in any shape: the
+    ``<tool_call>`` blocks of plain text or of one message are taken out too
+    (:func:`said_text`).
 
     >>> completion_text("<answer>4</answer>")
     '<answer>4</answer>'
+    >>> completion_text('<tool_call>{"name": "submit", "arguments": {"answer": "#### 18"}}</tool_call>')
+    ''
     >>> rollout = [{"role": "assistant", 'content': '<tool_call>{"name": "add"}</tool_call>'},
     ...            {"role": "tool", "content": "4"}, {"role": "assistant", "content": "<answer>4</answer>"}]
     >>> completion_text(rollout), completion_text(rollout, on="all")
@@ -77,15 +91,15 @@ def completion_text(completion: Any, on: str = "final") -> str:
     ''
     """
     if isinstance(completion, str):
-        return completion
+        return said_text(completion)
     if completion is None:
         return ""
     if _is_message(completion):
-        return content_text(completion.get("content"))
+        return said_text(content_text(completion.get("content")))
     if isinstance(completion, (list, tuple)):
         messages = [m for m in completion if _is_message(m)]
         if len(messages) == 1:
-            return content_text(messages[0].get("content"))
+            return said_text(content_text(messages[0].get("content")))
         if not messages:
             return ""
         rollout = trajectory(messages)
@@ -228,15 +242,18 @@ class Batch:
         # The two shapes TRL sends are checked once for the whole batch (C-level
         # map/set), so the common case costs no Python call per completion.
         kinds = set(map(type, completions))
+        texts = None
         if kinds == {str}:
-            return list(completions)
-        if kinds == {list} and set(map(len, completions)) == {1}:
+            texts = list(completions)
+        elif kinds == {list} and set(map(len, completions)) == {1}:
             try:
                 texts = [c[0]["content"] for c in completions]
             except (KeyError, TypeError, IndexError):
                 texts = None
-            if texts is not None and set(map(type, texts)) == {str}:
-                return texts
+            if texts is not None and set(map(type, texts)) != {str}:
+                texts = None
+        if texts is not None and not any(map(operator.contains, texts, repeat(TOOL_CALL_OPEN))):
+            return texts
         return [completion_text(c) for c in completions]
 
     @cached_property

@@ -3,19 +3,27 @@
 A call may be OpenAI's nested ``{"function": {"name", "arguments"}}`` (with
 JSON-string or parsed arguments), a flat ``{"name", "arguments"}`` object, a
 JSON string, or a ``<tool_call>{json}</tool_call>`` block in a message's text
-outside the reasoning (``<think>...</think>``). A call with two different
-names, no name, or arguments that are not a JSON object is kept, marked
-malformed. :mod:`rewardsmith.core.trajectory` pairs calls with their results.
+outside the reasoning (``<think>...</think>``, in any case, with or without
+attributes). A call with two different names, no name, or arguments that are
+not a JSON object is kept, marked malformed; so is a ``<tool_call>`` left open
+(a runtime reads it to the end of the text, so it is no answer either).
+:mod:`rewardsmith.core.trajectory` pairs calls with their results.
+
+A message's text is its string content, or the text parts of a list of parts;
+reasoning parts (``{"type": "reasoning"}``, ``{"type": "thinking"}``, and any
+part whose type is not a text type) are not part of it.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, NamedTuple
 
 __all__ = [
     "MAX_CALLS_PER_MESSAGE",
+    "TEXT_PART_TYPES",
     "ToolCall",
     "capped_calls",
     "message_text",
@@ -30,6 +38,12 @@ TOOL_CALL_OPEN, TOOL_CALL_CLOSE = "<tool_call>", "</tool_call>"
 _NOT_JSON = object()
 #: Calls read from one message; more are one malformed call (no runtime runs thousands from one message).
 MAX_CALLS_PER_MESSAGE = 100
+#: Content parts that are what the message says (OpenAI chat, Responses ``output_text``/``input_text``); a part of
+#: any other type (``reasoning``, ``thinking``, ``refusal``, an image) is not its text.
+TEXT_PART_TYPES = frozenset({"text", "output_text", "input_text"})
+#: The reasoning's markers as runtimes and chat templates write them: ``<think>``, in any case, with attributes.
+_THINK_OPEN = re.compile(r"<think(?:\s[^<>]*)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
 
 
 class ToolCall(NamedTuple):
@@ -70,20 +84,32 @@ class ToolCall(NamedTuple):
 def message_text(content: Any) -> str:
     """The text of a message's ``content``: a string, a list of parts (their text joined), ``None`` (empty).
 
+    Only text parts count (a part with a ``text`` and no type, or a type in
+    :data:`TEXT_PART_TYPES`): a reasoning or thinking part is not what the
+    message says.
+
     >>> message_text([{"type": "text", "text": "a"}, {"type": "image"}, "b"]), message_text(None)
     ('ab', '')
+    >>> message_text([{"type": "reasoning", "text": "#### 18"}, {"type": "thinking", "thinking": "18"},
+    ...               {"type": "output_text", "text": "I do not know."}])
+    'I do not know.'
     """
     if isinstance(content, str):
         return content
     if content is None:
         return ""
     if isinstance(content, (list, tuple)):
-        return "".join(
-            p if isinstance(p, str) else p["text"]
-            for p in content
-            if isinstance(p, str) or (isinstance(p, dict) and isinstance(p.get("text"), str))
-        )
+        return "".join(p if isinstance(p, str) else p["text"] for p in content if _is_text_part(p))
     return str(content)
+
+
+def _is_text_part(part: Any) -> bool:
+    if isinstance(part, str):
+        return True
+    if not isinstance(part, dict) or not isinstance(part.get("text"), str):
+        return False
+    kind = part.get("type")
+    return kind is None or kind in TEXT_PART_TYPES
 
 
 def _not_a_number(constant: str) -> Any:
@@ -162,36 +188,57 @@ def read_call(raw: Any, turn: int = 0) -> ToolCall:
     return ToolCall(name, arguments, turn=turn, id=call_id)
 
 
-def _outside_reasoning(text: str) -> str:
-    """The text a runtime reads calls from: after the last ``</think>``; before an unclosed ``<think>``."""
-    end = text.rfind("</think>")
-    if end != -1:
-        return text[end + len("</think>") :]
-    start = text.find("<think>")
-    return text if start == -1 else text[:start]
+def outside_reasoning(text: str) -> str:
+    """The text a runtime reads calls from: after the last ``</think>``; before an unclosed ``<think>``.
+
+    The markers are matched in any case and with attributes (``<THINK>``, ``<think mode="x">``).
+
+    >>> outside_reasoning("<THINK>call here</Think >after"), outside_reasoning('before<think id="1">draft')
+    ('after', 'before')
+    """
+    last = None
+    for last in _THINK_CLOSE.finditer(text):  # noqa: B007 - the last closing marker is the one wanted
+        pass
+    if last is not None:
+        return text[last.end() :]
+    start = _THINK_OPEN.search(text)
+    return text if start is None else text[: start.start()]
 
 
 def text_calls(text: str, turn: int) -> tuple[list[ToolCall], str]:
-    """The ``<tool_call>`` blocks of ``text`` (outside the reasoning) and the text without them."""
-    visible = _outside_reasoning(text)
+    """The ``<tool_call>`` blocks of ``text`` (outside the reasoning) and the text without them.
+
+    A block left open runs to the end of the text (as runtimes read it): it is
+    one call, read from what follows the marker, and not part of the text.
+
+    >>> calls, text = text_calls('So: <tool_call>{"name": "submit", "arguments": {"answer": "#### 18"}}', 0)
+    >>> [c.name for c in calls], text
+    (['submit'], 'So: ')
+    """
+    visible = outside_reasoning(text)
     if TOOL_CALL_OPEN not in visible:
         return [], text
     calls: list[ToolCall] = []
     kept: list[str] = [text[: len(text) - len(visible)]]
-    position = 0
+    position, extra = 0, 0
     while True:
         start = visible.find(TOOL_CALL_OPEN, position)
-        end = visible.find(TOOL_CALL_CLOSE, start + len(TOOL_CALL_OPEN)) if start != -1 else -1
-        if end == -1 or len(calls) >= MAX_CALLS_PER_MESSAGE:  # past the cap, the rest is counted, not read
-            extra = visible.count(TOOL_CALL_OPEN, position) if end != -1 else 0
+        if start == -1:
             kept.append(visible[position:])
             break
+        if len(calls) >= MAX_CALLS_PER_MESSAGE:  # past the cap, the rest is counted, not read
+            extra = visible.count(TOOL_CALL_OPEN, position)
+            kept.append(visible[position:start])
+            break
         kept.append(visible[position:start])
-        position = end + len(TOOL_CALL_CLOSE)
-        block = visible[start + len(TOOL_CALL_OPEN) : end].strip()
+        end = visible.find(TOOL_CALL_CLOSE, start + len(TOOL_CALL_OPEN))
+        block = visible[start + len(TOOL_CALL_OPEN) : len(visible) if end == -1 else end].strip()
         parsed = _json(block)
         items = parsed if isinstance(parsed, list) else [block if parsed is _NOT_JSON else parsed]
         calls += [read_call(item, turn) for item in items]
+        if end == -1:
+            break
+        position = end + len(TOOL_CALL_CLOSE)
     return capped_calls(calls, turn, extra), "".join(kept)
 
 

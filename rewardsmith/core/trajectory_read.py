@@ -11,7 +11,9 @@ and the full pass runs. Both passes are linear in the rollout.
 
 from __future__ import annotations
 
+import ast
 import functools
+import json
 import re
 from typing import Any, NamedTuple
 
@@ -25,10 +27,14 @@ from rewardsmith.core.tool_calls import (
     text_calls,
 )
 
-__all__ = ["Message", "count_rollout", "read_rollout", "rollout_items", "rollout_messages"]
+__all__ = ["Message", "count_rollout", "is_error_text", "read_rollout", "rollout_items", "rollout_messages"]
 
-_ERROR_TEXT = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:""")
-_is_error_text = _ERROR_TEXT.match
+#: A tool result that may report an error: a JSON or Python object with an ``error`` key (TRL writes
+#: ``{'error': '...'}`` when a tool raises). Whether it does is :func:`is_error_text`'s to say.
+_MAYBE_ERROR = re.compile(r"""\A\s*\{.*['"]error['"]\s*:""", re.DOTALL)
+#: An object opening with an ``error`` key whose value is no error (null, None, false, an empty string).
+_NO_ERROR_FIRST = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:\s*(?:null|None|false|False|""|'')\s*[,}]""")
+_ERROR_FIRST = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:""")
 #: Builds a named tuple from an iterable of all its fields, without the generated ``__new__``'s keyword handling.
 _new = tuple.__new__
 #: A :class:`ToolCall` from the list of its fields.
@@ -58,6 +64,41 @@ def rollout_items(completion: Any) -> list[Any]:
     if isinstance(completion, dict):
         return [completion]
     return list(completion) if isinstance(completion, (list, tuple)) else [str(completion)]
+
+
+def is_error_text(text: str) -> bool:
+    """Whether a tool result's text reports an error: an object whose ``error`` is set (not null, false or empty).
+
+    The text is read as JSON, else as a Python literal (what TRL writes); an
+    object it cannot read counts when it opens with an ``error`` key that is set.
+
+    >>> is_error_text("{'error': 'KeyError: k9'}"), is_error_text('{"error": null, "result": 4}')
+    (True, False)
+    >>> is_error_text('{"result": 4, "error": "timed out"}'), is_error_text("The error: none")
+    (True, False)
+    """
+    if "error" not in text or _MAYBE_ERROR.match(text) is None:
+        return False
+    value = _object(text)
+    if isinstance(value, dict):
+        return "error" in value and _is_set(value["error"])
+    return _ERROR_FIRST.match(text) is not None and _NO_ERROR_FIRST.match(text) is None
+
+
+def _object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        pass
+    try:
+        return ast.literal_eval(text.strip()) if len(text) <= 100_000 else None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def _is_set(error: Any) -> bool:
+    """Whether an ``error`` value says something went wrong (``None``, ``False``, ``""``, ``{}``, ``[]`` do not)."""
+    return error is not None and error is not False and error != "" and error != {} and error != []
 
 
 def _object_text(arguments: Any) -> bool:
@@ -101,7 +142,7 @@ def count_rollout(items: list[Any]) -> tuple[int, int, str, int] | None:
                 return None
             if waiting:
                 waiting -= 1
-                ok += _is_error_text(content) is None
+                ok += not is_error_text(content)
         elif role == "assistant":
             final = raw.get("content")
             if final is None:
@@ -131,9 +172,9 @@ def count_rollout(items: list[Any]) -> tuple[int, int, str, int] | None:
 def _error_of(message: dict[str, Any], content: Any, text: str) -> str | None:
     if message.get("is_error") is True or message.get("status") == "error":
         return text or "error"
-    if isinstance(content, dict) and "error" in content:
-        return str(content["error"])
-    if _ERROR_TEXT.match(text):
+    if isinstance(content, dict):
+        return str(content["error"]) if "error" in content and _is_set(content["error"]) else None
+    if is_error_text(text):
         return text
     return None
 

@@ -15,7 +15,7 @@ from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.core.trajectory import ToolCall, Trajectory, read_call, strict_json
 
-__all__ = ["ToolCallMatch", "expected_calls", "normalise_tool_calls", "same_value"]
+__all__ = ["ToolCallMatch", "expected_calls", "maximum_matching", "normalise_tool_calls", "same_value"]
 
 ArgumentMode = Literal["exact", "expected_only", "name_only"]
 _MODES = ("exact", "expected_only", "name_only")
@@ -71,6 +71,50 @@ def normalise_tool_calls(calls: Any) -> list[tuple[str, Any] | None]:
         except RecursionError:
             out.append(None)
     return out
+
+
+def maximum_matching(options: list[list[int]]) -> int:
+    """The most pairs of a bipartite matching: ``options[i]`` are the right-side items left item ``i`` may take.
+
+    Augmenting paths (Kuhn's algorithm), so the order of the items does not
+    matter, where a greedy choice would let the first item take the only match
+    of a later one.
+
+    >>> maximum_matching([[0, 1], [0]])  # greedy gives the first item 0 and the second nothing
+    2
+    """
+    owner: dict[int, int] = {}  # right item -> the left item holding it
+    held: dict[int, int] = {}  # left item -> the right item it holds
+    for start in range(len(options)):
+        if options[start]:
+            _augment(start, options, owner, held)
+    return len(held)
+
+
+def _augment(start: int, options: list[list[int]], owner: dict[int, int], held: dict[int, int]) -> None:
+    """Find a free right item for ``start`` along an alternating path (depth first, without recursion)."""
+    seen: set[int] = set()
+    via: dict[int, int] = {}  # right item -> the left item the path reached it from
+    stack = [(start, iter(options[start]))]
+    while stack:
+        left, choices = stack[-1]
+        for j in choices:
+            if j in seen:
+                continue
+            seen.add(j)
+            via[j] = left
+            if j not in owner:  # a free item: flip the path back to start
+                while True:
+                    i = via[j]
+                    before = held.get(i)
+                    owner[j], held[i] = i, j
+                    if i == start:
+                        return
+                    j = before  # type: ignore[assignment]
+            stack.append((owner[j], iter(options[owner[j]])))
+            break
+        else:
+            stack.pop()
 
 
 def _is_number(value: Any) -> bool:
@@ -172,12 +216,7 @@ class ToolCallMatch(Reward):
         if self.arguments == "exact" and self.tolerance == 0:  # hashable: a multiset intersection, linear
             key = lambda c: (c.name, _canonical(c.arguments))  # noqa: E731
             return sum((Counter(map(key, want)) & Counter(key(g) for g in got if not g.malformed)).values())
-        used: set[int] = set()
-        for w in want:
-            j = next((j for j, g in enumerate(got) if j not in used and self._matches(w, g)), None)
-            if j is not None:
-                used.add(j)
-        return len(used)
+        return maximum_matching([[j for j, g in enumerate(got) if self._matches(w, g)] for w in want])
 
     def score(self, trajectory: Trajectory, expected: Any) -> RewardResult:
         want = expected_calls(expected)

@@ -107,10 +107,11 @@ class ToolSchema(Reward):
     Tools are the ``tools`` setting (Python functions or their import paths,
     whose schema is built from the signature and docstring as TRL builds it,
     or JSON schemas), else the row's ``tools_column``. Extra arguments are
-    errors unless a schema allows them. The score is the share of valid calls;
-    malformed, unknown and invalid calls are named in the reason. A rollout
-    with no calls scores ``None`` (nothing to check; pair it with a reward that
-    wants calls).
+    errors unless a schema allows them. The score is 1 when every call is
+    valid, else 0: padding a rollout with more valid calls earns nothing (a
+    share of valid calls would rise with each junk call). The reason counts
+    the valid calls and names the first bad one. A rollout with no calls
+    scores ``None`` (nothing to check; pair it with a reward that wants calls).
 
     Columns: ``tools`` (configurable; not needed with the ``tools`` setting). Range: [0, 1] or None.
 
@@ -151,7 +152,7 @@ class ToolSchema(Reward):
             return RewardResult(None, f"unusable tools: {str(exc).splitlines()[0][:120]}")
         problems = [_call_problem(call, checks) for call in trajectory.calls]
         bad = [p for p in problems if p is not None]
-        value = 1 - len(bad) / len(problems)
+        value = 0.0 if bad else 1.0
         reason = f"{len(problems) - len(bad)} of {len(problems)} call(s) valid"
         return RewardResult(
             value, reason + (f"; {bad[0]}" + (f" (+{len(bad) - 1} more)" if len(bad) > 1 else "") if bad else "")
@@ -169,12 +170,15 @@ def _failure(call: ToolCall) -> str:
 @register_reward("tool_success")
 @dataclass
 class ToolSuccess(Reward):
-    """Share of the rollout's calls whose tool returned without an error.
+    """Every call of the rollout returned without an error: 1, else 0.
 
     Malformed calls, calls whose tool reported an error (TRL writes
-    ``{'error': ...}`` as the tool message) and calls that never ran (made
-    with or after the final answer, so no result came back) count against. A
-    rollout with no calls scores ``None``.
+    ``{'error': ...}`` as the tool message; ``{"error": null, ...}`` is no
+    error) and calls that never ran (made with or after the final answer, so
+    no result came back) fail. One failure is enough: a share of successful
+    calls would let a failed rollout padded with junk calls that succeed score
+    near 1. The reason counts the successful calls. A rollout with no calls
+    scores ``None``.
 
     Columns: none. Range: [0, 1] or None.
 
@@ -209,9 +213,9 @@ class ToolSuccess(Reward):
 
 
 def _success_shares(trajectories: list[Trajectory]) -> list[float | None]:
-    """The share of each rollout's calls that succeeded (``None``: no calls)."""
+    """1 for each rollout whose calls all succeeded, 0 when one failed (``None``: no calls)."""
     made, failed = call_counts(trajectories)
-    return [(m - f) / m if m else None for m, f in zip(made, failed)]
+    return [(0.0 if f else 1.0) if m else None for m, f in zip(made, failed)]
 
 
 @register_reward("tool_efficiency")

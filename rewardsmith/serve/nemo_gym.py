@@ -18,20 +18,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rewardsmith.core.tool_calls import message_text
+
 __all__ = ["responses_to_messages", "verify_columns", "verify_response"]
 
 #: Keys of a verify request that are not task columns.
 _PROTOCOL_KEYS = frozenset({"responses_create_params", "response", "_ng_rollout_id"})
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part.get("text", "") for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
 
 
 def responses_to_messages(items: Any) -> list[dict[str, Any]]:
@@ -64,7 +56,7 @@ def responses_to_messages(items: Any) -> list[dict[str, Any]]:
             text = output if isinstance(output, str) else json.dumps(output)
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
         elif kind == "message":
-            messages.append({"role": item.get("role", "assistant"), "content": _content_text(item.get("content"))})
+            messages.append({"role": item.get("role", "assistant"), "content": message_text(item.get("content"))})
     return messages
 
 
