@@ -191,13 +191,26 @@ def _best_of(call: Callable[[str], Any], text: str, repeats: int, clock: Callabl
     return best
 
 
+def _exponent(small: tuple[int, float], large: tuple[int, float]) -> float | None:
+    """The growth exponent between two measured sizes (at least linear), or ``None`` below timer resolution."""
+    if small[1] <= 1e-3 or large[1] <= 1e-3:
+        return None
+    return max(1.0, math.log(large[1] / small[1]) / math.log(large[0] / small[0]))
+
+
 def _measure(call, fam, sizes, counts, give_up, clock) -> Growth:
     growth = Growth(fam.name)
     previous: tuple[int, float] | None = None
-    exponent = 2.0
+    exponent: float | None = None
     for size, count in zip(sizes, counts):
         if previous is not None:
-            predicted = max(previous[1], 1e-6) * (size / previous[0]) ** exponent
+            if exponent is None and previous[1] * (size / previous[0]) ** 2 > give_up:
+                # No step to go by yet, and a quadratic guess would skip this size: a fixed cost per call
+                # (reading the settings) must not pass for growth, so a size twice the last one gives the step.
+                probe = (2 * previous[0], _best_of(call, fam.text(2 * previous[0]), count, clock))
+                growth.seconds[probe[0]] = probe[1]
+                exponent, previous = _exponent(previous, probe), probe
+            predicted = max(previous[1], 1e-6) * (size / previous[0]) ** (exponent or 2.0)
             if predicted > give_up:
                 growth.seconds[size] = None
                 growth.estimate[size] = predicted
@@ -205,8 +218,8 @@ def _measure(call, fam, sizes, counts, give_up, clock) -> Growth:
                 continue
         seconds = _best_of(call, fam.text(size), count, clock)
         growth.seconds[size] = seconds
-        if previous is not None and previous[1] > 1e-3 and seconds > 1e-3:
-            exponent = max(1.0, math.log(seconds / previous[1]) / math.log(size / previous[0]))
+        if previous is not None:
+            exponent = _exponent(previous, (size, seconds)) or exponent
         previous = (size, seconds)
     return growth
 
@@ -222,9 +235,11 @@ def measure_growth(
 ) -> Growth:
     """The CPU time of ``call(fam.text(size))`` at each size (best of ``repeats``), smallest first.
 
-    A size is not run when the growth seen so far (quadratic before there is
-    a step to go by) predicts more than ``give_up`` seconds for it; its time
-    is then extrapolated, and so are the larger sizes'. A growth that breaks
+    A size is not run when the growth seen so far predicts more than
+    ``give_up`` seconds for it; its time is then extrapolated, and so are the
+    larger sizes'. Before there is a step to go by, a size that a quadratic
+    guess would skip is preceded by a probe at twice the last size, so a
+    fixed cost per call is not taken for growth. A growth that breaks
     the rule is measured once more, and each size keeps the better time.
     ``clock`` is :func:`cpu_seconds` (pass one that excludes a load generator
     the caller started).
