@@ -392,7 +392,7 @@ def _run_check(
 ) -> Any:
     """Resolve the reward and the sampler, and run the audit; a user's mistake is one paragraph, exit 2."""
     from rewardsmith.check import check
-    from rewardsmith.core.configfile import import_modules
+    from rewardsmith.config import import_modules
     from rewardsmith.core.problems import ConfigProblems
 
     sampler = None
