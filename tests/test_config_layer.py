@@ -118,6 +118,69 @@ def test_serve_reads_the_open_r1_reward_settings(folder):
     assert (repetition.ngram_size, repetition.max_penalty) == (3, -1.0)
 
 
+def _dataset_view(source, converter, prompt_key):
+    return Path(source).resolve(), converter or "generic", prompt_key
+
+
+def _train_view(path: Path):
+    plan = plan_training(path)
+    data = plan.config.dataset
+    weights = list(plan.args.reward_weights or [1.0] * len(plan.rewards))
+    view = _dataset_view(data.source, data.converter, data.converter_settings.get("prompt_key"))
+    return [r.name for r in plan.rewards], weights, view
+
+
+def _eval_view(path: Path):
+    from rewardsmith.compose.config import rewards_from_config
+
+    kwargs = load_eval_config(path, {"completions_column": "reply", "output_dir": "out"})
+    made, weights = rewards_from_config(kwargs["rewards"])
+    view = _dataset_view(kwargs["dataset"], kwargs.get("converter"), kwargs.get("prompt_key"))
+    return [r.name for r in made], weights, view
+
+
+def _check_view(path: Path):  # what `rewardsmith check --config` audits
+    from rewardsmith.config.rewards import config_rewards
+
+    found = config_rewards(path)
+    data = found.dataset
+    view = _dataset_view(data["source"], data.get("converter"), data.get("prompt_key"))
+    return [r.name for r in found.rewards], found.weights, view
+
+
+def _serve_view(path: Path):
+    service = RewardService.from_spec(str(path))
+    return service.names, service.weights
+
+
+def _adapter_view(path: Path):
+    made, weights = rewards_for(str(path))
+    return [r.name for r in made], weights
+
+
+@pytest.mark.parametrize("text", [SEED, RECIPE, SECTIONED, EVAL], ids=["seed", "open-r1", "sectioned", "eval"])
+def test_each_front_end_reads_each_dialect_the_same_way(folder, text):
+    path = _write(folder, text)
+    expected = _eval_view(path) if text is EVAL else _train_view(path)
+    assert expected[1] != [1.0] * len(expected[0])  # the weights are the config's, not defaults
+    assert _eval_view(path) == expected
+    assert _check_view(path) == expected
+    assert _serve_view(path) == expected[:2]
+    assert _adapter_view(path) == expected[:2]
+
+
+def test_check_audits_a_config_reward_on_the_config_data(folder):
+    path = _write(folder, RECIPE)
+    out = folder / "check"
+    result = _cli("check", "math_accuracy", "--config", path, "--output-dir", out, "--no-progress", "--families", "")
+    assert result.exit_code == 0, result.output
+    setup = json.loads((out / "check.json").read_text())["setup"]
+    assert setup["reward"] == "math_accuracy" and setup["split"] == "train" and setup["rows"] == 2
+    assert Path(setup["dataset"]) == folder / "math.jsonl"
+    wrong = _cli("check", "cosine", "--config", path)
+    assert wrong.exit_code == 2 and "has no reward 'cosine'" in wrong.output and "math_accuracy" in wrong.output
+
+
 # -- 2. eval refuses weights that do not match the rewards, as train does --------------------------------------
 
 

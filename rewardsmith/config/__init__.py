@@ -2,7 +2,7 @@
 
 ``rewardsmith train``, ``eval``, ``serve``, ``check --config`` and the verl /
 OpenRLHF adapters read a file with :func:`read_config` and take its rewards
-with :func:`reward_spec` (or :func:`rewards_from_spec`); the dialects
+with :func:`config_spec` (or :func:`rewards_from_spec`); the dialects
 (sectioned, seed-style, open-r1 recipes, evaluation configs) are translated in
 this package only. Nothing below it reads YAML or a config mapping itself.
 
@@ -21,11 +21,11 @@ from rewardsmith.config.read import (
     EVAL_KEYS,
     TRAINING_KEYS,
     ConfigFile,
-    RewardSpec,
+    ConfigSpec,
+    config_spec,
     dialect_of,
     is_training_config,
     read_config,
-    reward_spec,
     training_part,
     training_shape,
 )
@@ -38,8 +38,9 @@ __all__ = [
     "SEED_KEYS",
     "TRAINING_KEYS",
     "ConfigFile",
-    "RewardSpec",
+    "ConfigSpec",
     "comma_list",
+    "config_spec",
     "dialect_of",
     "import_modules",
     "is_training_config",
@@ -49,7 +50,6 @@ __all__ = [
     "read_config_file",
     "read_text",
     "resolve_import_path",
-    "reward_spec",
     "rewards_from_spec",
     "split_overrides",
     "training_part",

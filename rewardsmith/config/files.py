@@ -147,8 +147,6 @@ def _check_expansion(root: Any, where: str, error: type[RewardConfigError]) -> N
             stack.extend((child, False) for child in children if id(child) not in sizes)
 
 
-
-
 def _yaml_problem(exc: Exception) -> str:
     """A YAML error as one line with its line and column (1-based, as editors count)."""
     mark = getattr(exc, "problem_mark", None)

@@ -14,8 +14,8 @@ Four dialects of config file are read (docs/training.md, docs/evaluation.md):
 YAML errors with their line, keys written twice); :func:`training_shape`
 translates the three training dialects into the sectioned shape
 (:mod:`rewardsmith.config.seed`, :mod:`rewardsmith.config.open_r1`, overrides
-applied); :func:`reward_spec` is what every front end takes the rewards,
-weights and imports from. Problems are recorded, each with its path in the
+applied); :func:`config_spec` is what every front end takes the rewards,
+weights, imports and dataset from. Problems are recorded, each with its path in the
 file, so they are all reported at once.
 """
 
@@ -37,11 +37,11 @@ __all__ = [
     "EVAL_KEYS",
     "TRAINING_KEYS",
     "ConfigFile",
-    "RewardSpec",
+    "ConfigSpec",
+    "config_spec",
     "dialect_of",
     "is_training_config",
     "read_config",
-    "reward_spec",
     "training_part",
     "training_shape",
 ]
@@ -170,32 +170,43 @@ def training_shape(
 
 
 @dataclass
-class RewardSpec:
-    """What a config says about rewards: the entries, ``reward_weights`` (``None`` when not given), the imports."""
+class ConfigSpec:
+    """What a config of any dialect says every front end needs, in one shape.
+
+    ``rewards``: the entries; ``weights``: ``reward_weights`` (``None`` when
+    not given); ``imports``: resolved from the config's folder; ``dataset``:
+    :func:`~rewardsmith.data.prepare_dataset`'s arguments for the data the
+    rewards are scored on (the training split of a training config), or
+    ``None`` when the config names none.
+    """
 
     rewards: Any = None
     weights: Any = None
     imports: list[Any] = field(default_factory=list)
+    dataset: dict[str, Any] | None = None
 
 
-def reward_spec(config: ConfigFile, problems: ConfigProblems) -> RewardSpec:
-    """The rewards, weights and imports of a config of any dialect, read the way training reads them.
+def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
+    """The rewards, weights, imports and dataset of a config of any dialect, read the way training reads them.
 
-    An evaluation config's rewards are taken as written; a training config's
-    go through :func:`training_shape` first, so seed-style names, open-r1
+    An evaluation config's entries are taken as written; a training config
+    goes through :func:`training_shape` first, so seed-style names, open-r1
     names and recipe settings (``repetition_max_penalty``) mean what they
     mean in training. Weights are ``reward_weights`` (top level, or under
-    ``trainer:``). Imports are resolved from the config's folder.
+    ``trainer:``). A training config's local dataset is found from its folder,
+    as training finds it.
 
-    >>> spec = reward_spec(ConfigFile({"reward_funcs": "think_format,gsm8k_accuracy", "reward_weights": "0.5,1",
-    ...                                "learning_rate": 1e-3}), ConfigProblems())
-    >>> spec.rewards, spec.weights
-    (['think_format', 'gsm8k_accuracy'], [0.5, 1.0])
+    >>> spec = config_spec(ConfigFile({"reward_funcs": "think_format,gsm8k_accuracy", "reward_weights": "0.5,1",
+    ...                                "dataset": "openai/gsm8k", "converter": "gsm8k", "learning_rate": 1e-3}),
+    ...                    ConfigProblems())
+    >>> spec.rewards, spec.weights, spec.dataset
+    (['think_format', 'gsm8k_accuracy'], [0.5, 1.0], {'source': 'openai/gsm8k', 'converter': 'gsm8k', 'split': 'train'})
     """
     from rewardsmith.config.imports import resolve_import_path
 
     data = config.data
-    if is_training_config(data):
+    training = is_training_config(data)
+    if training:
         data = training_shape(training_part(data), config.base, None, problems)
     weights = data.get("reward_weights")
     trainer = data.get("trainer")
@@ -208,4 +219,23 @@ def reward_spec(config: ConfigFile, problems: ConfigProblems) -> RewardSpec:
         problems.add(f"imports takes a list of module names (pkg.module) or files (./my_rewards.py), got {imports!r}")
         imports = []
     imports = [resolve_import_path(s, config.base) if isinstance(s, str) else s for s in imports]
-    return RewardSpec(data.get("rewards"), weights, imports)
+    dataset = _dataset(data.get("dataset"), config.base if training else None)
+    if training and dataset is not None:
+        dataset.setdefault("split", "train")  # what training reads when the config names no split
+    return ConfigSpec(data.get("rewards"), weights, imports, dataset)
+
+
+def _dataset(dataset: Any, base: Path | None) -> dict[str, Any] | None:
+    """The data a config's rewards are scored on, as ``prepare_dataset``'s arguments (converter settings flat)."""
+    if isinstance(dataset, (str, list)):
+        dataset = {"source": dataset}
+    if not isinstance(dataset, dict) or dataset.get("source") is None:
+        return None
+    out = {k: v for k, v in dataset.items() if k not in ("converter_settings", "mix") and not k.startswith("eval_")}
+    settings = dataset.get("converter_settings")
+    out.update(settings if isinstance(settings, dict) else {})
+    source = out["source"]
+    local = isinstance(source, str) and not Path(source).expanduser().is_absolute()
+    if base is not None and local and (base / source).exists():
+        out["source"] = str(base / source)
+    return out
