@@ -3,8 +3,11 @@
 Rewards and dataset converters are looked up the same way, by one
 :class:`Registry` each. A spec resolves, in order, to:
 
-1. a registered name or alias (built-ins register through plug-ins, see
-   :mod:`rewardsmith.core.plugins`);
+1. a registered name or alias; a built-in name is in the registry's static
+   table (``lazy``: name -> module), and its module is imported, registering
+   it, the first time it is asked for, without loading anything else (other
+   names register through plug-ins, see :mod:`rewardsmith.core.plugins`,
+   loaded when a name is not found or every name is listed);
 2. a name declared in the registry's entry-point group by an installed package;
 3. an import path, ``pkg.module:attr`` or ``pkg.module.attr``;
 4. a file path, ``./my_rewards.py:attr`` (loaded once, under a stable module
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,7 +130,8 @@ class Registry:
     ``group`` is the entry-point group where installed packages declare
     single objects by name. ``unknown`` is the error raised for a name that
     resolves to nothing, ``error`` the one for a registration that cannot be;
-    ``advice`` ends the message for an unknown name. Registering the same
+    ``advice`` ends the message for an unknown name. ``lazy`` maps built-in
+    names to the module that registers them, imported on first use. Registering the same
     object again under its name changes nothing; another object under a taken
     name is an error unless ``replace=True``.
 
@@ -151,8 +155,10 @@ class Registry:
         unknown: type[Exception] = RewardConfigError,
         error: type[Exception] = RewardConfigError,
         advice: str = "",
+        lazy: Mapping[str, str] | None = None,
     ) -> None:
         self.what = what
+        self.lazy: dict[str, str] = dict(lazy or {})
         self.advice = advice
         self.group = group
         self.unknown = unknown
@@ -202,7 +208,10 @@ class Registry:
     # -- looking up ------------------------------------------------------------------------------
 
     def _load(self) -> None:
+        """Every name known: the plug-ins, the built-in modules of the static table, the entry-point group."""
         load_plugins()
+        for module in dict.fromkeys(self.lazy.values()):
+            importlib.import_module(module)
         if self._group_loaded:
             return
         with self._lock:
@@ -214,10 +223,21 @@ class Registry:
                     self._entries[ep.name] = _Entry(None, f"plug-in from {ep.value}", entry_point=ep)
 
     def get(self, name: str) -> Any:
-        """The object registered (or declared by a plug-in) under ``name``, or ``None``."""
-        self._load()
+        """The object registered (or declared by a plug-in) under ``name``, or ``None``.
+
+        A registered name is found without loading anything; a built-in name
+        imports only its own module; any other name loads the plug-ins first.
+        """
         with self._lock:
             entry = self._entries.get(name)
+        if entry is None and name in self.lazy:
+            importlib.import_module(self.lazy[name])
+            with self._lock:
+                entry = self._entries.get(name)
+        if entry is None:
+            self._load()
+            with self._lock:
+                entry = self._entries.get(name)
         if entry is None:
             return None
         if entry.entry_point is not None and entry.target is None:

@@ -10,9 +10,11 @@ provides as it is imported (``@register_reward``, ``register_converter``,
     [project.entry-points."rewardsmith.plugins"]
     my_rewards = "my_package.rewards"
 
-rewardsmith's own built-in rewards, judges, composition entries and the
-Fireworks source are loaded the same way, so the core imports no layer above
-it. Single objects can also be declared one by one in the
+rewardsmith's own judges, composition entries and the Fireworks source are
+loaded the same way, so the core imports no layer above it; built-in reward
+names are found first in a static table that imports only the module of the
+name asked for (:data:`rewardsmith.core.registry.BUILTIN_REWARDS`), and every
+module of that table is imported when all names are listed. Single objects can also be declared one by one in the
 ``rewardsmith.rewards`` and ``rewardsmith.converters`` groups (a name and the
 object), loaded only when that name is asked for.
 

@@ -39,6 +39,7 @@ from rewardsmith.core.plugins import load_plugins
 from rewardsmith.core.reward import ENGINE_SETTINGS, Reward, snake_case
 
 __all__ = [
+    "BUILTIN_REWARDS",
     "REWARDS",
     "get_reward",
     "get_rewards",
@@ -50,6 +51,32 @@ __all__ = [
 
 T = TypeVar("T")
 
+_BUILTIN_MODULES = {
+    "rewardsmith.rewards.code": ("code_syntax",),
+    "rewardsmith.rewards.code_tests": ("code_tests",),
+    "rewardsmith.rewards.countdown": ("countdown",),
+    "rewardsmith.rewards.format": ("format", "tag_count", "think_format"),
+    "rewardsmith.rewards.group_length": ("group_length", "kimi_length", "len_reward"),
+    "rewardsmith.rewards.gsm8k": ("gsm8k_accuracy",),
+    "rewardsmith.rewards.ifeval.reward": ("ifeval", "instruction_following"),
+    "rewardsmith.rewards.language": ("language_consistency",),
+    "rewardsmith.rewards.length": ("cosine", "cosine_length", "length", "soft_overlong", "soft_overlong_punishment"),
+    "rewardsmith.rewards.math": ("accuracy", "math_accuracy"),
+    "rewardsmith.rewards.repetition": ("reasoning_steps", "repetition", "repetition_penalty"),
+    "rewardsmith.rewards.structured": ("json_schema",),
+    "rewardsmith.rewards.tool_match": ("tool_call_match",),
+    "rewardsmith.rewards.tools": ("environment_reward", "tool_efficiency", "tool_schema", "tool_success"),
+    "rewardsmith.judges.llm_judge": ("llm_judge", "reference_fidelity"),
+    "rewardsmith.judges.perplexity": ("perplexity",),
+    "rewardsmith.judges.principles": ("principles",),
+    "rewardsmith.judges.reward_model": ("reward_model",),
+    "rewardsmith.integrations.remote": ("remote",),
+}
+#: Every built-in reward name and alias, and the module that registers it: imported the first time the name is
+#: asked for, so ``get_reward("think_format")`` loads the format rewards only (TRL's lazy module table is the
+#: model). tests/test_lazy_names.py checks it against what loading every module registers.
+BUILTIN_REWARDS: dict[str, str] = {name: module for module, names in _BUILTIN_MODULES.items() for name in names}
+
 #: The registry of reward names (its entry-point group declares single rewards of installed packages).
 REWARDS = Registry(
     "reward",
@@ -57,6 +84,7 @@ REWARDS = Registry(
     unknown=UnknownRewardError,
     error=RewardConfigError,
     advice=" (see `rewardsmith rewards list`)",
+    lazy=BUILTIN_REWARDS,
 )
 
 #: Builders of config entry kinds other than ``name``: key -> ``build(entry, path) -> Reward``.

@@ -1,45 +1,49 @@
-"""Built-in rewards, one module per family, each registered by name on import.
+"""Built-in rewards, one module per family, each registered by name when its module is imported.
 
-Heavy dependencies (math-verify, jsonschema, NLTK, langdetect, jieba) are imported inside the rewards
-that need them, so importing rewardsmith stays fast (worker processes import
-it too).
+Nothing is imported with this package: a built-in name (``get_reward("think_format")``) imports only
+the module of its family (:data:`rewardsmith.core.registry.BUILTIN_REWARDS`), and a class named here
+(``from rewardsmith.rewards import ThinkFormat``) is imported from its module on first use, so worker
+processes that unpickle one reward load that reward's module only. Heavy dependencies (math-verify,
+jsonschema, NLTK, langdetect, jieba) are imported inside the rewards that need them.
 """
 
-from rewardsmith.rewards.code import CodeSyntax
-from rewardsmith.rewards.code_tests import CodeTests
-from rewardsmith.rewards.countdown import Countdown
-from rewardsmith.rewards.format import TagCount, ThinkFormat
-from rewardsmith.rewards.group_length import GroupLength
-from rewardsmith.rewards.gsm8k import GSM8KAccuracy
-from rewardsmith.rewards.ifeval import IFEval
-from rewardsmith.rewards.language import LanguageConsistency
-from rewardsmith.rewards.length import CosineLength, Length, SoftOverlong
-from rewardsmith.rewards.math import MathAccuracy
-from rewardsmith.rewards.repetition import ReasoningSteps, Repetition
-from rewardsmith.rewards.structured import JSONSchema
-from rewardsmith.rewards.tool_match import ToolCallMatch
-from rewardsmith.rewards.tools import EnvironmentReward, ToolEfficiency, ToolSchema, ToolSuccess
+from __future__ import annotations
 
-__all__ = [
-    "CodeSyntax",
-    "CodeTests",
-    "CosineLength",
-    "Countdown",
-    "EnvironmentReward",
-    "GSM8KAccuracy",
-    "GroupLength",
-    "IFEval",
-    "JSONSchema",
-    "LanguageConsistency",
-    "Length",
-    "MathAccuracy",
-    "ReasoningSteps",
-    "Repetition",
-    "SoftOverlong",
-    "TagCount",
-    "ThinkFormat",
-    "ToolCallMatch",
-    "ToolEfficiency",
-    "ToolSchema",
-    "ToolSuccess",
-]
+import importlib
+from typing import Any
+
+_CLASSES = {
+    "CodeSyntax": "code",
+    "CodeTests": "code_tests",
+    "CosineLength": "length",
+    "Countdown": "countdown",
+    "EnvironmentReward": "tools",
+    "GSM8KAccuracy": "gsm8k",
+    "GroupLength": "group_length",
+    "IFEval": "ifeval",
+    "JSONSchema": "structured",
+    "LanguageConsistency": "language",
+    "Length": "length",
+    "MathAccuracy": "math",
+    "ReasoningSteps": "repetition",
+    "Repetition": "repetition",
+    "SoftOverlong": "length",
+    "TagCount": "format",
+    "ThinkFormat": "format",
+    "ToolCallMatch": "tool_match",
+    "ToolEfficiency": "tools",
+    "ToolSchema": "tools",
+    "ToolSuccess": "tools",
+}
+
+__all__ = sorted(_CLASSES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLASSES:
+        return getattr(importlib.import_module(f"rewardsmith.rewards.{_CLASSES[name]}"), name)
+    raise AttributeError(f"module 'rewardsmith.rewards' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_CLASSES])
