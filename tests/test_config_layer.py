@@ -276,3 +276,20 @@ def test_merge_keys_and_aliases_are_not_duplicates():
 
     text = "a: &a {x: 1, y: 2}\nb: {<<: *a, x: 3}\nc: *a\n"
     assert load_yaml(text, "inline") == {"a": {"x": 1, "y": 2}, "b": {"x": 3, "y": 2}, "c": {"x": 1, "y": 2}}
+
+
+def test_eval_of_a_training_config_scores_its_evaluation_split_and_check_its_training_split(folder):
+    (folder / "held_out.jsonl").write_text((folder / "math.jsonl").read_text())
+    path = _write(folder, SECTIONED.replace("dataset: {source: math.jsonl,", "dataset: {source: math.jsonl, "
+                                            "eval_source: held_out.jsonl, eval_max_samples: 1,"))  # fmt: skip
+    kwargs = load_eval_config(path, {"completions_column": "reply", "output_dir": "out"})
+    assert (Path(kwargs["dataset"]), kwargs["max_samples"], kwargs["prompt_key"]) == (
+        folder / "held_out.jsonl",
+        1,
+        "problem",
+    )
+    from rewardsmith.config.rewards import config_rewards
+
+    trained_on = config_rewards(path).dataset
+    assert (Path(trained_on["source"]), trained_on["split"]) == (folder / "math.jsonl", "train")
+    assert "max_samples" not in trained_on

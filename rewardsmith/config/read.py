@@ -39,6 +39,7 @@ __all__ = [
     "ConfigFile",
     "ConfigSpec",
     "config_spec",
+    "dataset_arguments",
     "dialect_of",
     "is_training_config",
     "read_config",
@@ -219,19 +220,32 @@ def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
         problems.add(f"imports takes a list of module names (pkg.module) or files (./my_rewards.py), got {imports!r}")
         imports = []
     imports = [resolve_import_path(s, config.base) if isinstance(s, str) else s for s in imports]
-    dataset = _dataset(data.get("dataset"), config.base if training else None)
+    dataset = dataset_arguments(data.get("dataset"), base=config.base if training else None)
     if training and dataset is not None:
         dataset.setdefault("split", "train")  # what training reads when the config names no split
     return ConfigSpec(data.get("rewards"), weights, imports, dataset)
 
 
-def _dataset(dataset: Any, base: Path | None) -> dict[str, Any] | None:
-    """The data a config's rewards are scored on, as ``prepare_dataset``'s arguments (converter settings flat)."""
+def dataset_arguments(dataset: Any, *, evaluation: bool = False, base: Path | None = None) -> dict[str, Any] | None:
+    """:func:`~rewardsmith.data.prepare_dataset`'s arguments for a config's ``dataset:`` (``None``: no source).
+
+    The training split; with ``evaluation``, the evaluation split when the
+    config has one (``eval_source``, ``eval_split``, ``eval_config``,
+    ``eval_max_samples``). Converter settings become arguments of their own; a
+    relative local source is found from ``base`` (the config's folder).
+
+    >>> dataset_arguments({"source": "d.jsonl", "eval_split": "test", "converter_settings": {"prompt_key": "q"}},
+    ...                   evaluation=True)
+    {'source': 'd.jsonl', 'split': 'test', 'prompt_key': 'q'}
+    """
     if isinstance(dataset, (str, list)):
         dataset = {"source": dataset}
     if not isinstance(dataset, dict) or dataset.get("source") is None:
         return None
     out = {k: v for k, v in dataset.items() if k not in ("converter_settings", "mix") and not k.startswith("eval_")}
+    for key in ("source", "split", "config", "max_samples") if evaluation else ():
+        if dataset.get(f"eval_{key}") not in (None, ""):
+            out[key] = dataset[f"eval_{key}"]
     settings = dataset.get("converter_settings")
     out.update(settings if isinstance(settings, dict) else {})
     source = out["source"]

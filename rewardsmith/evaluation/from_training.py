@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.config.read import EVAL_KEYS, training_part
+from rewardsmith.config.read import EVAL_KEYS, dataset_arguments, training_part
 from rewardsmith.core.problems import ConfigProblems
 
 __all__ = ["eval_from_training"]
@@ -44,21 +44,6 @@ def _with_weights(rewards: list[Any], weights: list[float] | None, problems: Con
     return out
 
 
-def _dataset(settings: Any) -> dict[str, Any]:
-    data = settings.model_dump(exclude_none=True)
-    if data.pop("mix", None):
-        raise ValueError("mix")
-    source = settings.eval_source if settings.eval_source is not None else settings.source
-    out = {k: v for k, v in data.items() if not k.startswith("eval_") and k != "converter_settings"}
-    out["source"] = source
-    out["split"] = settings.eval_split or settings.split
-    if settings.eval_config:
-        out["config"] = settings.eval_config
-    if settings.eval_max_samples:
-        out["max_samples"] = settings.eval_max_samples
-    return {**out, **settings.converter_settings}
-
-
 def eval_from_training(data: dict[str, Any], base: Path | None, problems: ConfigProblems) -> dict[str, Any]:
     """The evaluation config a training config implies (its problems recorded in ``problems``).
 
@@ -75,11 +60,10 @@ def eval_from_training(data: dict[str, Any], base: Path | None, problems: Config
     out: dict[str, Any] = dict(own)
     if sections.rewards is not None:
         out["rewards"] = _with_weights(list(sections.rewards), sections.reward_weights, problems)
-    if sections.dataset is not None:
-        try:
-            out["dataset"] = _dataset(sections.dataset)
-        except ValueError:
-            problems.add("the training config's dataset.mix cannot be evaluated as one job; evaluate each part")
+    if sections.dataset is not None and sections.dataset.mix:
+        problems.add("the training config's dataset.mix cannot be evaluated as one job; evaluate each part")
+    elif sections.dataset is not None:
+        out["dataset"] = dataset_arguments(sections.dataset.model_dump(exclude_none=True), evaluation=True)
     if sections.imports:
         out["imports"] = list(sections.imports)
     trainer_dir = (sections.trainer or {}).get("output_dir")
