@@ -265,11 +265,17 @@ def rewards_from_config(rewards: Any, weights: Any = None) -> tuple[list[Reward]
         out_weights += [weight] * len(parts)
     if weights is not None:
         out_weights = _parse_weights(weights)
-        if len(out_weights) != len(made):
-            names = ", ".join(r.name for r in made)
-            raise RewardConfigError(
-                f"{len(out_weights)} reward weights for {len(made)} rewards ({names}); give one weight per reward"
-            )
+    _check_list(made, out_weights)
+    return made, out_weights
+
+
+def _check_list(made: list[Reward], weights: list[float]) -> None:
+    """One weight per reward, and no two rewards TRL would log under one name."""
+    if len(weights) != len(made):
+        names = ", ".join(r.name for r in made)
+        raise RewardConfigError(
+            f"{len(weights)} reward weights for {len(made)} rewards ({names}); give one weight per reward"
+        )
     names = [r.name for r in made]
     for name in dict.fromkeys(names):
         if names.count(name) > 1:
@@ -277,7 +283,6 @@ def rewards_from_config(rewards: Any, weights: Any = None) -> tuple[list[Reward]
                 f"two rewards would be logged as {name!r}; TRL names its metrics by reward name, so give one of "
                 "them another name with `as: NAME`"
             )
-    return made, out_weights
 
 
 def rewards_with_problems(rewards: Any, weights: Any, problems: ConfigProblems) -> tuple[list[Any], list[float] | None]:

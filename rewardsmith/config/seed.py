@@ -228,35 +228,45 @@ def normalize_flat(
     for flat_key, key in _FLAT_DATASET.items():
         if flat_key in flat and (dataset := _section(out, "dataset")) is not None:
             dataset[key] = flat.pop(flat_key)
-    if "reward_funcs" in flat:
-        if "rewards" in out:
-            collector.add("give rewards either as rewards: [...] or as reward_funcs, not both")
-        out["rewards"] = comma_list(flat.pop("reward_funcs"))
-        if isinstance(out["rewards"], list):
-            out["rewards"] = open_r1_reward_names(out["rewards"], collector)
-    if "rewards" in out:
-        out["rewards"] = comma_list(out["rewards"])
-    open_r1_keys(flat, out, collector)
-    if out.get("reward_weights") is not None:
-        out["reward_weights"] = _weights(out["reward_weights"])
+    _reward_keys(flat, out, collector)
     if flat:
-        grpo = _grpo_fields()
-        trainer = _section(out, "trainer")
-        for key in [k for k in flat if grpo is None or k in grpo or k in REMOVED_FIELDS]:
-            if trainer is not None:
-                trainer[key] = flat.pop(key)
-        if out.get("trainer") == {}:
-            out.pop("trainer")
-        known = list(dict.fromkeys([*SECTIONS, *SEED_KEYS, *(grpo or [])]))
-        for key in flat:
-            collector.add(
-                f"unknown config key {key!r}.{suggest_field(str(key), known)} A config has the sections "
-                f"{', '.join(SECTIONS)}; training arguments go under trainer: (or at the top level); the seed-style "
-                "keys are listed in docs/training.md"
-            )
+        _training_arguments(flat, out, collector)
     if problems is None:
         collector.raise_if_any()
     return out
+
+
+def _reward_keys(flat: dict[str, Any], out: dict[str, Any], problems: ConfigProblems) -> None:
+    """``reward_funcs`` (open-r1's names rewritten), the recipe keys that set rewards, and ``reward_weights``."""
+    if "reward_funcs" in flat:
+        if "rewards" in out:
+            problems.add("give rewards either as rewards: [...] or as reward_funcs, not both")
+        out["rewards"] = comma_list(flat.pop("reward_funcs"))
+        if isinstance(out["rewards"], list):
+            out["rewards"] = open_r1_reward_names(out["rewards"], problems)
+    if "rewards" in out:
+        out["rewards"] = comma_list(out["rewards"])
+    open_r1_keys(flat, out, problems)
+    if out.get("reward_weights") is not None:
+        out["reward_weights"] = _weights(out["reward_weights"])
+
+
+def _training_arguments(flat: dict[str, Any], out: dict[str, Any], problems: ConfigProblems) -> None:
+    """The flat keys left: GRPOConfig fields (and fields TRL removed) go to ``trainer``, the others are problems."""
+    grpo = _grpo_fields()
+    trainer = _section(out, "trainer")
+    for key in [k for k in flat if grpo is None or k in grpo or k in REMOVED_FIELDS]:
+        if trainer is not None:
+            trainer[key] = flat.pop(key)
+    if out.get("trainer") == {}:
+        out.pop("trainer")
+    known = list(dict.fromkeys([*SECTIONS, *SEED_KEYS, *(grpo or [])]))
+    for key in flat:
+        problems.add(
+            f"unknown config key {key!r}.{suggest_field(str(key), known)} A config has the sections "
+            f"{', '.join(SECTIONS)}; training arguments go under trainer: (or at the top level); the seed-style "
+            "keys are listed in docs/training.md"
+        )
 
 
 def _model_keys(flat: dict[str, Any], out: dict[str, Any], base: Path | None, problems: ConfigProblems) -> None:
