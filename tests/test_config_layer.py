@@ -288,3 +288,13 @@ def test_eval_of_a_training_config_scores_its_evaluation_split_and_check_its_tra
     trained_on = config_rewards(path).dataset
     assert (Path(trained_on["source"]), trained_on["split"]) == (folder / "math.jsonl", "train")
     assert "max_samples" not in trained_on
+
+
+def test_serve_reports_every_problem_of_a_training_config_at_once(folder):
+    names = RECIPE.replace("accuracy, format, tag_count", "acuracy, format, tag_cuont")
+    path = _write(folder, names + "code_provider: e2b\n")
+    result = _cli("serve", path)
+    text = " ".join(result.output.split())
+    assert result.exit_code == 2, result.output
+    assert "3 problems" in text and "rewards[0]: unknown reward 'acuracy'" in text
+    assert "rewards[2]: unknown reward 'tag_cuont'" in text and "code_provider (an open-r1 recipe key)" in text

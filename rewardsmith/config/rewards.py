@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.compose.config import rewards_from_config
+from rewardsmith.compose.config import rewards_from_config, rewards_with_problems
 from rewardsmith.config.imports import import_modules
 from rewardsmith.config.read import ConfigFile, config_spec, read_config
 from rewardsmith.core.errors import RewardConfigError
@@ -37,6 +37,10 @@ class ConfigRewards:
 def config_rewards(config: str | os.PathLike[str] | ConfigFile) -> ConfigRewards:
     """The rewards, weights and dataset of a config file (imports done); every problem reported at once.
 
+    Problems of the file, of its translation, of its imports and of each
+    reward entry are raised together (a :class:`~rewardsmith.core.problems.ConfigError`),
+    before any reward runs.
+
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "run.yaml"
     >>> _ = path.write_text("model_name_or_path: m\\nreward_funcs: [accuracy, format]\\nreward_weights: [1, 0.5]\\n")
@@ -53,10 +57,12 @@ def config_rewards(config: str | os.PathLike[str] | ConfigFile) -> ConfigRewards
             f"{str(config.path)!r} has no rewards: give rewards: [...] as in a training config "
             "(rewards: [{name: think_format, weight: 0.2}, ...]) or reward_funcs: as in a seed-style one"
         )
-    imported = import_modules(found.imports, problems)
+    rewards: list[Reward] = []
+    weights: list[float] | None = None
+    if import_modules(found.imports, problems) and found.rewards is not None:
+        rewards, weights = rewards_with_problems(found.rewards, found.weights, problems)
     problems.raise_if_any()
-    assert imported
-    rewards, weights = rewards_from_config(found.rewards, found.weights)
+    assert weights is not None
     return ConfigRewards(rewards, weights, found.dataset)
 
 
