@@ -73,3 +73,12 @@ def test_every_builtin_class_is_importable_from_the_package():
 
     for name in rewardsmith.rewards.__all__:
         assert getattr(rewardsmith.rewards, name).__name__ == name
+
+
+def test_a_gate_entry_loads_the_composition_module_and_its_rewards_only():
+    loaded = _ours_after(
+        "from rewardsmith import get_reward\n"
+        "get_reward({'gate': {'condition': 'think_format', 'reward': 'gsm8k_accuracy'}})"
+    )
+    assert "rewardsmith.compose.config" in loaded
+    assert not [m for m in loaded if m.startswith(HEAVY_PARTS)], loaded

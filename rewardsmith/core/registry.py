@@ -40,6 +40,7 @@ from rewardsmith.core.reward import ENGINE_SETTINGS, Reward, snake_case
 
 __all__ = [
     "BUILTIN_REWARDS",
+    "ENTRY_KINDS",
     "REWARDS",
     "get_reward",
     "get_rewards",
@@ -87,8 +88,13 @@ REWARDS = Registry(
     lazy=BUILTIN_REWARDS,
 )
 
-#: Builders of config entry kinds other than ``name``: key -> ``build(entry, path) -> Reward``.
-_ENTRY_KINDS: dict[str, Callable[[Mapping[str, Any], str], Reward]] = {}
+#: Builders of config entry kinds other than ``name``: key -> ``build(entry, path) -> Reward``; the built-in
+#: kinds are in a static table too, so a ``gate:`` entry imports the composition module only.
+ENTRY_KINDS = Registry(
+    "config entry kind",
+    "rewardsmith.entry_kinds",
+    lazy=dict.fromkeys(("gate", "route", "combine", "format_and_content"), "rewardsmith.compose.config"),
+)
 
 
 def register_reward(
@@ -163,9 +169,9 @@ def register_entry_kind(key: str, build: Callable[[Mapping[str, Any], str], Rewa
     >>> register_entry_kind("twice", lambda entry, path: get_reward(entry["twice"]).named("twice"))
     >>> get_reward({"twice": "think_format"}).name
     'twice'
-    >>> del _ENTRY_KINDS["twice"]
+    >>> ENTRY_KINDS.unregister("twice")
     """
-    _ENTRY_KINDS[key] = build
+    ENTRY_KINDS.register(key, build, replace=True)
 
 
 # -- making rewards --------------------------------------------------------------------------------
@@ -270,10 +276,12 @@ def _from_entry(entry: Mapping[str, Any], settings: dict[str, Any], path: str = 
                 raise
             raise type(exc)(f"{path}: {exc}") from exc
         return made.named(entry["as"]) if "as" in entry else made
-    load_plugins()
-    kinds = [key for key in entry if key in _ENTRY_KINDS]
+    kinds = [key for key in entry if isinstance(key, str) and key in ENTRY_KINDS.lazy]
+    if not kinds:  # a kind a plug-in registers
+        load_plugins()
+        kinds = [key for key in entry if isinstance(key, str) and ENTRY_KINDS.get(key) is not None]
     if len(kinds) != 1:
-        known = ["name", *_ENTRY_KINDS]
+        known = ["name", *ENTRY_KINDS.names()]
         if kinds:
             raise RewardConfigError(f"{where}an entry is one reward; it has {' and '.join(map(repr, kinds))}")
         hint = did_you_mean(str(next(iter(entry), "")), known) if entry else ""
@@ -281,7 +289,7 @@ def _from_entry(entry: Mapping[str, Any], settings: dict[str, Any], path: str = 
         raise RewardConfigError(f"{where}a reward entry needs one of the keys {', '.join(known)}; got {got}.{hint}")
     if settings:
         raise RewardConfigError(f"{where}settings go inside the entry (a {kinds[0]!r} entry takes none here)")
-    return _ENTRY_KINDS[kinds[0]](entry, path or kinds[0])
+    return ENTRY_KINDS.get(kinds[0])(entry, path or kinds[0])
 
 
 def get_reward(spec: Any, /, **settings: Any) -> Reward:
