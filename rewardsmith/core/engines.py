@@ -36,15 +36,15 @@ engine cannot be used here (its extra is not installed).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.core.names import did_you_mean
+from rewardsmith.core.lookup import Registry
 
 __all__ = [
+    "ENGINES",
     "ENGINE_GROUP",
     "LOCAL",
     "Pool",
@@ -93,10 +93,10 @@ def _local_pool(payload: bytes, size: int, reward_name: str, file_modules: dict[
     return WorkerPool(payload, size, reward_name, file_modules)
 
 
-_LOCK = threading.Lock()
-_ENGINES: dict[str, PoolEngine] = {
-    LOCAL: PoolEngine(LOCAL, _local_pool, description="worker subprocesses on this machine"),
-}
+#: The engines, on the registry mechanism names are looked up with (:class:`~rewardsmith.core.lookup.Registry`):
+#: registered ones, and those an installed package declares in :data:`ENGINE_GROUP`, loaded when asked for.
+ENGINES = Registry("engine", ENGINE_GROUP)
+ENGINES.register(LOCAL, PoolEngine(LOCAL, _local_pool, description="worker subprocesses on this machine"))
 
 
 def register_pool_engine(engine: PoolEngine, *, replace: bool = False) -> None:
@@ -105,25 +105,23 @@ def register_pool_engine(engine: PoolEngine, *, replace: bool = False) -> None:
     >>> register_pool_engine(PoolEngine("local-copy", pool_engine("local").make_pool))
     >>> "local-copy" in pool_engine_names()
     True
-    >>> _ENGINES.pop("local-copy").name
-    'local-copy'
+    >>> ENGINES.unregister("local-copy")
     """
     if not isinstance(engine.name, str) or not engine.name:
         raise RewardConfigError(f"an engine needs a non-empty name, got {engine.name!r}")
-    with _LOCK:
-        known = _ENGINES.get(engine.name)
-        if known is not None and known != engine and not replace:
-            raise RewardConfigError(f"an engine named {engine.name!r} is already registered; pass replace=True")
-        _ENGINES[engine.name] = engine
+    known = ENGINES.registered(engine.name)
+    if known is not None and known != engine and not replace:
+        raise RewardConfigError(f"an engine named {engine.name!r} is already registered; pass replace=True")
+    ENGINES.register(engine.name, engine, replace=True)
 
 
 def pool_engine_names() -> list[str]:
-    """The engines registered so far (plug-ins included once loaded).
+    """The engines registered so far (plug-ins included once loaded), the local one first.
 
     >>> pool_engine_names()[0]
     'local'
     """
-    return list(_ENGINES)
+    return ENGINES.registered_names()
 
 
 def pool_engine(name: str) -> PoolEngine:
@@ -136,35 +134,4 @@ def pool_engine(name: str) -> PoolEngine:
     """
     if not isinstance(name, str):
         raise RewardConfigError(f"engine must be the name of an engine such as 'local' or 'ray', got {name!r}")
-    if name not in _ENGINES:
-        _load_declared(name)
-    engine = _ENGINES.get(name)
-    if engine is None:
-        known = ", ".join(map(repr, _ENGINES))
-        raise RewardConfigError(
-            f"unknown engine {name!r}.{did_you_mean(name, list(_ENGINES))} Engines: {known} "
-            "('ray' comes with pip install 'rewardsmith[ray]')"
-        )
-    return engine
-
-
-def _load_declared(name: str) -> None:
-    """Register the engine an installed package declares as ``name``, else load the plug-ins (which may register it)."""
-    from rewardsmith.core.plugins import entry_points_of, load_plugins
-
-    for ep in entry_points_of(ENGINE_GROUP):
-        if ep.name != name:
-            continue
-        try:
-            engine = ep.load()
-        except Exception as exc:
-            raise RewardConfigError(
-                f"the engine {name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}"
-            ) from exc
-        if not isinstance(engine, PoolEngine) or engine.name != name:
-            raise RewardConfigError(
-                f"the entry point {ep.value!r} of engine {name!r} is not a PoolEngine named {name!r}"
-            )
-        register_pool_engine(engine, replace=True)
-        return
-    load_plugins()
+    return ENGINES.named(name, PoolEngine, " ('ray' comes with pip install 'rewardsmith[ray]')")

@@ -249,6 +249,40 @@ class Registry:
             entry.description = describe_target(entry.target) or entry.description
         return entry.target
 
+    def named(self, name: str, kind: type, advice: str = "") -> Any:
+        """The ``kind`` object called ``name`` (an object with a ``name``): an unknown name, a declaration that
+        fails to load, or one that is not a ``kind`` of that name is ``error`` saying so (the known names listed).
+
+        >>> Registry("greeting", "rewardsmith.greetings").named("helo", str)
+        Traceback (most recent call last):
+        ...
+        rewardsmith.core.errors.RewardConfigError: unknown greeting 'helo'. greetings: none
+        """
+        try:
+            found = self.get(name)
+        except self.error as exc:  # a declared object that failed to load
+            raise self.error(f"the {self.what} {name!r} failed to load: {exc.__cause__ or exc}") from exc
+        if found is None:
+            names = self.names()
+            raise self.unknown(
+                f"unknown {self.what} {name!r}.{did_you_mean(name, names)} {self.what}s: {', '.join(names) or 'none'}"
+                f"{advice}"
+            )
+        if not isinstance(found, kind) or getattr(found, "name", name) != name:
+            raise self.error(f"the {self.what} declared as {name!r} is not a {kind.__name__} named {name!r}")
+        return found
+
+    def registered(self, name: str) -> Any:
+        """The object registered under ``name`` so far, or ``None`` (nothing is loaded to find it)."""
+        with self._lock:
+            entry = self._entries.get(name)
+        return entry.target if entry is not None else None
+
+    def registered_names(self) -> list[str]:
+        """The names registered so far, in the order they were registered (nothing is loaded)."""
+        with self._lock:
+            return [name for name, entry in self._entries.items() if entry.target is not None]
+
     def names(self) -> list[str]:
         """Every registered name and alias, sorted."""
         self._load()

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.core.names import did_you_mean
+from rewardsmith.core.lookup import Registry
 from rewardsmith.core.reward import Reward
 
-__all__ = ["EVAL_ENGINE_GROUP", "EvalEngine", "Shard", "ShardScores", "eval_engine", "score_shard"]
+__all__ = ["EVAL_ENGINES", "EVAL_ENGINE_GROUP", "EvalEngine", "Shard", "ShardScores", "eval_engine", "score_shard"]
 
 #: The entry-point group where installed packages declare evaluation engines by name.
 EVAL_ENGINE_GROUP = "rewardsmith.eval_engines"
@@ -104,7 +104,10 @@ class EvalEngine:
 
 
 LOCAL = EvalEngine("local", _score_here, description="each batch scored in this process, in turn")
-_ENGINES: dict[str, EvalEngine] = {LOCAL.name: LOCAL}
+#: The evaluation engines, on the registry mechanism names are looked up with: ``local``, and those installed
+#: packages declare in :data:`EVAL_ENGINE_GROUP`, loaded when asked for.
+EVAL_ENGINES = Registry("evaluation engine", EVAL_ENGINE_GROUP)
+EVAL_ENGINES.register(LOCAL.name, LOCAL)
 
 
 def eval_engine(name: str) -> EvalEngine:
@@ -115,26 +118,6 @@ def eval_engine(name: str) -> EvalEngine:
     ...
     rewardsmith.core.errors.RewardConfigError: unknown evaluation engine 'rya'. Did you mean: ray? ...
     """
-    from rewardsmith.core.plugins import entry_points_of
-
     if not isinstance(name, str) or not name:
         raise RewardConfigError(f"engine must name an evaluation engine such as 'local' or 'ray', got {name!r}")
-    if name in _ENGINES:
-        return _ENGINES[name]
-    declared = {ep.name: ep for ep in entry_points_of(EVAL_ENGINE_GROUP)}
-    if name not in declared:
-        known = sorted({*_ENGINES, *declared})
-        raise RewardConfigError(
-            f"unknown evaluation engine {name!r}.{did_you_mean(name, known)} Engines: {', '.join(known)} "
-            "('ray' comes with pip install 'rewardsmith[ray]')"
-        )
-    try:
-        engine = declared[name].load()
-    except Exception as exc:
-        raise RewardConfigError(
-            f"the evaluation engine {name!r} ({declared[name].value}) failed to load: {type(exc).__name__}: {exc}"
-        ) from exc
-    if not isinstance(engine, EvalEngine) or engine.name != name:
-        raise RewardConfigError(f"the entry point {declared[name].value!r} is not an EvalEngine named {name!r}")
-    _ENGINES[name] = engine
-    return engine
+    return EVAL_ENGINES.named(name, EvalEngine, " ('ray' comes with pip install 'rewardsmith[ray]')")
