@@ -10,20 +10,21 @@
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.core.lookup import Registry
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.sandbox.backend import Backend
 from rewardsmith.sandbox.local import LocalBackend
 from rewardsmith.sandbox.sandboxfusion import SandboxFusionBackend
 
-__all__ = ["backend_names", "get_backend", "register_backend"]
+__all__ = ["BACKENDS", "backend_names", "get_backend", "register_backend"]
 
-_LOCK = threading.Lock()
-_FACTORIES: dict[str, Callable[..., Backend]] = {}
+#: The backends, on the registry mechanism names are looked up with (:class:`~rewardsmith.core.lookup.Registry`);
+#: an installed package can declare one in the ``rewardsmith.sandbox_backends`` entry-point group.
+BACKENDS = Registry("sandbox backend", "rewardsmith.sandbox_backends")
 
 
 def register_backend(name: str, factory: Callable[..., Backend], *, replace: bool = False) -> None:
@@ -33,19 +34,26 @@ def register_backend(name: str, factory: Callable[..., Backend], *, replace: boo
     >>> register_backend("mine", LocalBackend)
     >>> type(get_backend("mine")).__name__
     'LocalBackend'
-    >>> _FACTORIES.pop("mine") is LocalBackend
-    True
+    >>> BACKENDS.unregister("mine")
     """
-    with _LOCK:
-        if name in _FACTORIES and _FACTORIES[name] is not factory and not replace:
-            raise RewardConfigError(f"a sandbox backend named {name!r} is already registered; pass replace=True")
-        _FACTORIES[name] = factory
+    known = BACKENDS.registered(name)
+    if known is not None and known is not factory and not replace:
+        raise RewardConfigError(f"a sandbox backend named {name!r} is already registered; pass replace=True")
+    BACKENDS.register(name, factory, replace=True)
+
+
+register_backend("local", LocalBackend)
+register_backend("limits", functools.partial(LocalBackend, isolation="limits"))
+register_backend("sandboxfusion", SandboxFusionBackend)
 
 
 def backend_names() -> list[str]:
-    """The registered backend names."""
-    _builtins()
-    return sorted(_FACTORIES)
+    """The registered backend names.
+
+    >>> backend_names()[:3]
+    ['limits', 'local', 'sandboxfusion']
+    """
+    return sorted(BACKENDS.registered_names())
 
 
 def get_backend(spec: str | Backend, **settings: Any) -> Backend:
@@ -62,21 +70,13 @@ def get_backend(spec: str | Backend, **settings: Any) -> Backend:
         if settings:
             raise RewardConfigError("settings are given to a backend by name, not to a backend object")
         return spec
-    _builtins()
-    factory = _FACTORIES.get(spec) if isinstance(spec, str) else None
+    factory = (BACKENDS.registered(spec) or BACKENDS.get(spec)) if isinstance(spec, str) and spec else None
     if factory is None:
+        names = BACKENDS.names()
         raise RewardConfigError(
-            f"unknown sandbox backend {spec!r}.{did_you_mean(str(spec), list(_FACTORIES))} "
-            f"Backends: {', '.join(sorted(_FACTORIES))}"
+            f"unknown sandbox backend {spec!r}.{did_you_mean(str(spec), names)} Backends: {', '.join(names)}"
         )
     try:
         return factory(**settings)
     except TypeError as exc:
         raise RewardConfigError(f"sandbox backend {spec!r}: {exc}") from None
-
-
-def _builtins() -> None:
-    if "local" not in _FACTORIES:
-        register_backend("local", LocalBackend)
-        register_backend("limits", functools.partial(LocalBackend, isolation="limits"))
-        register_backend("sandboxfusion", SandboxFusionBackend)
