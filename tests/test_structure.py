@@ -30,6 +30,7 @@ LAYERS = [
     "data",
     "judges",
     "check",
+    "config",
     "testing",
     "train",
     "evaluation",

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.compose.spec import rewards_from_spec, weighted_sum
+from rewardsmith.compose.spec import weighted_sum
+from rewardsmith.config.rewards import rewards_from_spec
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import RESERVED_KWARGS, Batch
 from rewardsmith.core.result import RewardResult
@@ -191,7 +192,7 @@ class RewardService:
 def load_service(spec: str | Path) -> RewardService:
     """The :class:`RewardService` a config file or a comma-separated list of reward names describes.
 
-    See :func:`rewardsmith.compose.spec.rewards_from_spec` for the forms.
+    See :func:`rewardsmith.config.rewards.rewards_from_spec` for the forms.
 
     >>> load_service("think_format").names
     ['think_format']
