@@ -220,12 +220,9 @@ def _rewards_option(text: str | None) -> Any:
     """``--rewards``: names separated by commas, or a YAML list (or one mapping) of reward entries."""
     if text is None or not text.lstrip().startswith(("[", "{")):
         return text
-    import yaml
+    from rewardsmith.config import load_yaml
 
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RewardConfigError(f"--rewards is not a valid YAML list of reward entries: {exc}") from None
+    value = load_yaml(text, "--rewards (a YAML list of reward entries)")
     return [value] if isinstance(value, dict) else value
 
 
