@@ -98,8 +98,10 @@ class RewardService:
     def from_spec(cls, spec: str | Path) -> RewardService:
         """From a YAML config file (its ``rewards:``, ``reward_weights`` and ``imports:``) or a list of names.
 
-        A training or evaluation config works as it is: only those keys are
-        read. Every problem is reported before the server starts.
+        A training config of any dialect (sectioned, seed-style, an open-r1
+        recipe) or an evaluation config works as it is, read as training reads
+        it (:func:`rewardsmith.config.rewards.config_rewards`). Every problem
+        is reported before the server starts.
         """
         return load_service(spec)
 
