@@ -87,6 +87,33 @@ def _validators(key: str) -> dict[str, Any]:
     return {name: schema_validator(schema) for name, schema in json.loads(key).items()}
 
 
+@dataclass
+class ToolsSetting:
+    """The ``tools`` setting (functions, import paths or JSON schemas), else the row's ``tools_column``, as the
+    ``row_tools`` input of a reward that checks calls against the tools' schemas (mixed into the reward)."""
+
+    tools: Any = None
+    tools_column: str = "tools"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()  # type: ignore[misc]
+        if self.tools is not None:
+            self.__dict__["_key"] = json.dumps(tool_schemas(self.tools), sort_keys=True)
+
+    def inputs(self) -> dict[str, Input]:
+        if self.tools is not None:
+            return {"row_tools": Value(self.__dict__["_key"])}
+        return {"row_tools": Column(self.tools_column)}
+
+
+def _schema_checks(row_tools: Any, fixed: bool) -> dict[str, Any] | RewardResult:
+    """The validators of a row's tools by name, or an unscored result when the tool list is unusable."""
+    try:
+        return _validators(row_tools if fixed else json.dumps(tool_schemas(row_tools), sort_keys=True))
+    except Exception as exc:  # an unusable tool list makes the row unscorable, not the calls wrong
+        return RewardResult(None, f"unusable tools: {str(exc).splitlines()[0][:120]}")
+
+
 def _call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
     if call.malformed:
         return f"malformed call ({call.malformed})"
@@ -101,7 +128,7 @@ def _call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
 
 @register_reward("tool_schema")
 @dataclass
-class ToolSchema(Reward):
+class ToolSchema(ToolsSetting, Reward):
     """Every call names a tool that exists, with arguments that validate against that tool's JSON schema.
 
     Tools are the ``tools`` setting (Python functions or their import paths,
@@ -126,30 +153,16 @@ class ToolSchema(Reward):
 
     default_name = "tool_schema"
     score_range = (0.0, 1.0)
-    tools: Any = None
-    tools_column: str = "tools"
     on_error: OnError = field(default="zero", kw_only=True)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.tools is not None:
-            self.__dict__["_key"] = json.dumps(tool_schemas(self.tools), sort_keys=True)
-
-    def inputs(self) -> dict[str, Input]:
-        if self.tools is not None:
-            return {"row_tools": Value(self.__dict__["_key"])}
-        return {"row_tools": Column(self.tools_column)}
 
     def score(self, trajectory: Trajectory, row_tools: Any) -> RewardResult:
         if not trajectory.calls:
             return RewardResult(None, "no tool calls to check")
         if row_tools is None:
             return RewardResult(None, "no tools for this row")
-        try:
-            key = row_tools if self.tools is not None else json.dumps(tool_schemas(row_tools), sort_keys=True)
-            checks = _validators(key)
-        except Exception as exc:  # an unusable tool list makes the row unscorable, not the calls wrong
-            return RewardResult(None, f"unusable tools: {str(exc).splitlines()[0][:120]}")
+        checks = _schema_checks(row_tools, self.tools is not None)
+        if isinstance(checks, RewardResult):
+            return checks
         problems = [_call_problem(call, checks) for call in trajectory.calls]
         bad = [p for p in problems if p is not None]
         value = 0.0 if bad else 1.0
