@@ -33,7 +33,9 @@ _CLASSES = {
     "ToolCallMatch": "tool_match",
     "ToolEfficiency": "tools",
     "ToolSchema": "tools",
+    "ToolSchemaTurns": "tool_turns",
     "ToolSuccess": "tools",
+    "ToolSuccessTurns": "tool_turns",
 }
 
 __all__ = sorted(_CLASSES)
