@@ -298,3 +298,17 @@ def test_serve_reports_every_problem_of_a_training_config_at_once(folder):
     assert result.exit_code == 2, result.output
     assert "3 problems" in text and "rewards[0]: unknown reward 'acuracy'" in text
     assert "rewards[2]: unknown reward 'tag_cuont'" in text and "code_provider (an open-r1 recipe key)" in text
+
+
+def test_a_real_server_scores_with_the_weights_of_a_seed_style_config(folder, monkeypatch):
+    import httpx
+    from serve_helpers import running_server
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    path = _write(folder, SEED)
+    with running_server(path) as (url, _):
+        assert httpx.get(url + "/health", timeout=10).json()["rewards"] == ["think_format", "math_accuracy"]
+        reply = httpx.post(url + "/score", json={"completions": [ROWS[0]["reply"], ROWS[1]["reply"]],
+                           "columns": {"solution": [r["solution"] for r in ROWS]}}, timeout=60).json()  # fmt: skip
+    assert reply["rewards"]["think_format"] == [1.0, 1.0] and reply["rewards"]["math_accuracy"] == [1.0, 0.0]
+    assert reply["scores"] == [0.5 * 1.0 + 1.0 * 1.0, 0.5 * 1.0 + 1.0 * 0.0]  # reward_weights: "0.5,1.0"
