@@ -312,3 +312,19 @@ def test_a_real_server_scores_with_the_weights_of_a_seed_style_config(folder, mo
                            "columns": {"solution": [r["solution"] for r in ROWS]}}, timeout=60).json()  # fmt: skip
     assert reply["rewards"]["think_format"] == [1.0, 1.0] and reply["rewards"]["math_accuracy"] == [1.0, 0.0]
     assert reply["scores"] == [0.5 * 1.0 + 1.0 * 1.0, 0.5 * 1.0 + 1.0 * 0.0]  # reward_weights: "0.5,1.0"
+
+
+def test_reading_the_rewards_of_a_training_config_imports_no_training_library(folder):
+    path = _write(folder, SEED)
+    script = (
+        "import sys\nfrom rewardsmith.config.rewards import rewards_from_spec\n"
+        f"rewards, weights = rewards_from_spec({str(path)!r})\n"
+        "assert [r.name for r in rewards] == ['think_format', 'math_accuracy'] and weights == [0.5, 1.0]\n"
+        "print([m for m in ('trl', 'torch', 'transformers', 'pydantic') if m in sys.modules])"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"  # what a verl worker or the server loads to read its rewards

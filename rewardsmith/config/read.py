@@ -154,19 +154,25 @@ def training_part(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def training_shape(
-    data: dict[str, Any], base: Path | None, overrides: list[str] | None, problems: ConfigProblems
+    data: dict[str, Any],
+    base: Path | None,
+    overrides: list[str] | None,
+    problems: ConfigProblems,
+    *,
+    trainer_keys: bool = True,
 ) -> dict[str, Any]:
     """A training config of any dialect in the sectioned shape, overrides applied (problems recorded).
 
     Flat overrides (``max_steps=2``) apply to the file as written, dotted ones
-    (``trainer.max_steps=2``) to the sectioned shape.
+    (``trainer.max_steps=2``) to the sectioned shape. ``trainer_keys`` checks
+    flat training arguments against TRL's ``GRPOConfig`` (which imports TRL).
 
     >>> training_shape({"reward_funcs": "accuracy,format", "learning_rate": 1e-3}, None, ["max_steps=2"],
     ...                ConfigProblems())
     {'rewards': ['accuracy', 'format'], 'trainer': {'learning_rate': 0.001, 'max_steps': 2}}
     """
     flat, dotted = split_overrides(list(overrides or []))
-    shaped = normalize_flat(apply_overrides(data, flat, problems), base, problems)
+    shaped = normalize_flat(apply_overrides(data, flat, problems), base, problems, trainer_keys=trainer_keys)
     return apply_overrides(shaped, dotted, problems)
 
 
@@ -194,8 +200,10 @@ def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
     goes through :func:`training_shape` first, so seed-style names, open-r1
     names and recipe settings (``repetition_max_penalty``) mean what they
     mean in training. Weights are ``reward_weights`` (top level, or under
-    ``trainer:``). A training config's local dataset is found from its folder,
-    as training finds it.
+    ``trainer:``). Training arguments are not checked here (``rewardsmith
+    train`` does), so reading a config's rewards never imports TRL. A
+    training config's local dataset is found from its folder, as training
+    finds it.
 
     >>> spec = config_spec(ConfigFile({"reward_funcs": "think_format,gsm8k_accuracy", "reward_weights": "0.5,1",
     ...                                "dataset": "openai/gsm8k", "converter": "gsm8k", "learning_rate": 1e-3}),
@@ -208,7 +216,7 @@ def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
     data = config.data
     training = is_training_config(data)
     if training:
-        data = training_shape(training_part(data), config.base, None, problems)
+        data = training_shape(training_part(data), config.base, None, problems, trainer_keys=False)
     weights = data.get("reward_weights")
     trainer = data.get("trainer")
     if weights is None and isinstance(trainer, dict):

@@ -192,13 +192,17 @@ def _special_tokens(value: Any, base: Path | None) -> dict[str, str]:
 
 
 def normalize_flat(
-    raw: dict[str, Any], base: Path | None = None, problems: ConfigProblems | None = None
+    raw: dict[str, Any], base: Path | None = None, problems: ConfigProblems | None = None, *, trainer_keys: bool = True
 ) -> dict[str, Any]:
     """Rewrite seed-style flat keys into the sectioned shape (a new dict; the input is left alone).
 
     ``base`` is the folder relative paths start from (``new_special_tokens_config``
     files). Every problem (unknown keys, a stage other than GRPO, ...) is
-    recorded in ``problems``; without it the first one raises.
+    recorded in ``problems``; without it the first one raises. Flat keys that
+    are not seed-style keys go to ``trainer``: checked against TRL's
+    ``GRPOConfig`` (an unknown key is a problem), or, with ``trainer_keys``
+    false (a reader that wants the rewards only: ``serve``, the adapters), as
+    they are, without importing TRL.
 
     >>> shaped = normalize_flat({"model_name_or_path": "m", "dataset": "d.jsonl", "reward_funcs": "accuracy,format",
     ...                          "reward_weights": "1.0,0.5", "finetuning_type": "lora", "lora_rank": 8,
@@ -230,7 +234,7 @@ def normalize_flat(
             dataset[key] = flat.pop(flat_key)
     _reward_keys(flat, out, collector)
     if flat:
-        _training_arguments(flat, out, collector)
+        _training_arguments(flat, out, collector, trainer_keys)
     if problems is None:
         collector.raise_if_any()
     return out
@@ -251,9 +255,9 @@ def _reward_keys(flat: dict[str, Any], out: dict[str, Any], problems: ConfigProb
         out["reward_weights"] = _weights(out["reward_weights"])
 
 
-def _training_arguments(flat: dict[str, Any], out: dict[str, Any], problems: ConfigProblems) -> None:
+def _training_arguments(flat: dict[str, Any], out: dict[str, Any], problems: ConfigProblems, check: bool) -> None:
     """The flat keys left: GRPOConfig fields (and fields TRL removed) go to ``trainer``, the others are problems."""
-    grpo = _grpo_fields()
+    grpo = _grpo_fields() if check else None
     trainer = _section(out, "trainer")
     for key in [k for k in flat if grpo is None or k in grpo or k in REMOVED_FIELDS]:
         if trainer is not None:
