@@ -166,6 +166,7 @@ class Registry:
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.RLock()
         self._group_loaded = False
+        self._failed: dict[str, str] = {}
 
     # -- registering -----------------------------------------------------------------------------
 
@@ -211,7 +212,10 @@ class Registry:
         """Every name known: the plug-ins, the built-in modules of the static table, the entry-point group."""
         load_plugins()
         for module in dict.fromkeys(self.lazy.values()):
-            importlib.import_module(module)
+            try:
+                importlib.import_module(module)
+            except Exception as exc:  # like a broken plug-in: its names are unknown, the others still work
+                self._failed[module] = f"{type(exc).__name__}: {exc}"
         if self._group_loaded:
             return
         with self._lock:
@@ -231,7 +235,12 @@ class Registry:
         with self._lock:
             entry = self._entries.get(name)
         if entry is None and name in self.lazy:
-            importlib.import_module(self.lazy[name])
+            try:
+                importlib.import_module(self.lazy[name])
+            except Exception as exc:
+                raise self.error(
+                    f"the built-in {self.what} {name!r} ({self.lazy[name]}) failed to load: {type(exc).__name__}: {exc}"
+                ) from exc
             with self._lock:
                 entry = self._entries.get(name)
         if entry is None:
@@ -318,7 +327,7 @@ class Registry:
         """The message for a name that resolves to nothing: close matches, the known names, failed plug-ins."""
         names = self.names()
         hint = did_you_mean(spec, names, cutoff=0.5)
-        failed = failed_plugins()
+        failed = {**failed_plugins(), **self._failed}
         broken = ""
         if failed:
             broken = f" (These plug-ins failed to load: {'; '.join(f'{k}: {v}' for k, v in failed.items())}.)"
