@@ -54,13 +54,16 @@ def read_text(path: Path, error: type[RewardConfigError] = RewardConfigError) ->
     ...
     rewardsmith.core.errors.RewardConfigError: '...latin1.yaml' is not UTF-8 text: line 2, column 6 has the byte 0xe9...
     """
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise error(f"{str(path)!r} cannot be read: {exc.strerror or exc}") from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         before = data[: exc.start]
         line = before.count(b"\n") + 1
-        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        column = len(before[before.rfind(b"\n") + 1 :].decode("utf-8", "replace")) + 1  # in characters
         raise error(
             f"{str(path)!r} is not UTF-8 text: line {line}, column {column} has the byte 0x{data[exc.start]:02x}, "
             "which UTF-8 does not allow there (the file is in another encoding, such as Latin-1 or cp1252). "
