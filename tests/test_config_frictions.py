@@ -204,17 +204,17 @@ def test_imports_make_registered_rewards_known_by_name(tmp_path, no_model_loadin
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "my_rewards.py").write_text(REWARDS_FILE.format(name="says_answer_from_file"))
-    package = tmp_path / "site" / "team_train_rewards"
+    package = tmp_path / "site" / "crew_rewards"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(REWARDS_FILE.format(name="says_answer_from_module"))
     config = _config(
-        imports=["./my_rewards.py", "team_train_rewards"],
+        imports=["./my_rewards.py", "crew_rewards"],
         rewards=["says_answer_from_file", "says_answer_from_module"],
         trainer={**TRAINER, "output_dir": str(tmp_path / "o")},
     )
     path = _write(folder, config)
-    missing = _train(path, "--dry-run")  # team_train_rewards is not importable yet
-    assert missing.exit_code == 2 and "imports[1]: cannot import 'team_train_rewards': ModuleNotFoundError" in missing.output
+    missing = _train(path, "--dry-run")  # crew_rewards is not importable yet
+    assert missing.exit_code == 2 and "imports[1]: cannot import 'crew_rewards': ModuleNotFoundError" in missing.output
     assert "unknown reward" not in missing.output  # rewards are checked once the imports work
     import sys
 
