@@ -328,3 +328,20 @@ def test_reading_the_rewards_of_a_training_config_imports_no_training_library(fo
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"  # what a verl worker or the server loads to read its rewards
+
+
+def test_a_reward_file_beside_the_config_is_found_by_every_front_end_from_any_folder(folder, tmp_path, monkeypatch):
+    project = folder / "project"
+    project.mkdir()
+    source = "def says_two(completion: str) -> float:\n    return float('2' in completion)\n"
+    (project / "my_rewards.py").write_text(source)
+    text = SECTIONED.replace("math.jsonl", str(folder / "math.jsonl")).replace(
+        "- {name: math_accuracy, weight: 1.0}", "- {name: ./my_rewards.py:says_two, weight: 1.0}")  # fmt: skip
+    path = _write(project, text)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    expected = _train_view(path)
+    assert expected[0] == ["think_format", "says_two"]
+    assert _check_view(path) == expected
+    assert _serve_view(path) == _adapter_view(path) == expected[:2]

@@ -43,6 +43,7 @@ __all__ = [
     "dialect_of",
     "is_training_config",
     "read_config",
+    "resolve_reward_paths",
     "training_part",
     "training_shape",
 ]
@@ -229,9 +230,34 @@ def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
         imports = []
     imports = [resolve_import_path(s, config.base) if isinstance(s, str) else s for s in imports]
     dataset = dataset_arguments(data.get("dataset"), base=config.base if training else None)
+    rewards = data.get("rewards")
+    if training and config.base is not None:
+        rewards = resolve_reward_paths(rewards, config.base)  # as training finds them
     if training and dataset is not None:
         dataset.setdefault("split", "train")  # what training reads when the config names no split
-    return ConfigSpec(data.get("rewards"), weights, imports, dataset)
+    return ConfigSpec(rewards, weights, imports, dataset)
+
+
+def resolve_reward_paths(rewards: Any, base: Path) -> Any:
+    """Reward entries with their ``./file.py:fn`` paths made absolute from ``base`` where the file is there.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "mine.py").write_text("")
+    >>> resolve_reward_paths([{"name": "./mine.py:fn"}, "think_format"], folder) == [
+    ...     {"name": str(folder / "mine.py") + ":fn"}, "think_format"]
+    True
+    """
+    if isinstance(rewards, str) and ".py:" in rewards:
+        file_part, _, attr = rewards.rpartition(":")
+        path = Path(file_part).expanduser()
+        path = path if path.is_absolute() else base / path
+        return f"{path}:{attr}" if path.exists() else rewards
+    if isinstance(rewards, dict):
+        return {k: resolve_reward_paths(v, base) for k, v in rewards.items()}
+    if isinstance(rewards, list):
+        return [resolve_reward_paths(v, base) for v in rewards]
+    return rewards
 
 
 def dataset_arguments(dataset: Any, *, evaluation: bool = False, base: Path | None = None) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from rewardsmith.config.imports import resolve_import_path
 from rewardsmith.config.overrides import apply_overrides
 from rewardsmith.config.read import read_config as read_file
-from rewardsmith.config.read import training_shape
+from rewardsmith.config.read import resolve_reward_paths, training_shape
 from rewardsmith.config.seed import SECTIONS
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError, ConfigProblems
@@ -182,19 +182,8 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
         if local and model["name_or_path"].startswith((".", "/", "~")):
             model["name_or_path"] = str(local)
 
-    def fix_reward(spec: Any) -> Any:
-        if isinstance(spec, str) and ".py:" in spec:
-            file_part, _, attr = spec.rpartition(":")
-            local = _looks_local(file_part, base)
-            return f"{local}:{attr}" if local else spec
-        if isinstance(spec, dict):
-            return {k: fix_reward(v) for k, v in spec.items()}
-        if isinstance(spec, list):
-            return [fix_reward(v) for v in spec]
-        return spec
-
     if isinstance(raw.get("rewards"), list):
-        raw["rewards"] = fix_reward(raw["rewards"])
+        raw["rewards"] = resolve_reward_paths(raw["rewards"], base)
     if isinstance(raw.get("imports"), list):
         raw["imports"] = [resolve_import_path(spec, base) for spec in raw["imports"]]
     from rewardsmith.train.tools import resolve_tool_paths
