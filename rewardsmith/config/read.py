@@ -29,7 +29,7 @@ from typing import Any
 from rewardsmith.config.files import read_config_file
 from rewardsmith.config.open_r1 import OPEN_R1_KEYS, OPEN_R1_REWARDS
 from rewardsmith.config.overrides import apply_overrides
-from rewardsmith.config.seed import normalize_flat, split_overrides
+from rewardsmith.config.seed import SECTIONS, normalize_flat, split_overrides
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.problems import ConfigProblems
 
@@ -128,6 +128,10 @@ def dialect_of(data: dict[str, Any]) -> str:
     'sectioned'
     >>> dialect_of({"dataset": "d.jsonl", "rewards": ["think_format"], "completions_column": "reply"})
     'eval'
+    >>> dialect_of({"model": {"name_or_path": "m"}, "rewards": ["a", "b"], "reward_weights": [1, 2]})
+    'sectioned'
+    >>> dialect_of({"model_name_or_path": "m", "reward_funcs": "think_format,gsm8k_accuracy"})
+    'seed'
     """
     if not is_training_config(data):
         return "eval"
@@ -135,8 +139,8 @@ def dialect_of(data: dict[str, Any]) -> str:
     names = names.split(",") if isinstance(names, str) else names if isinstance(names, list) else []
     if any(k in OPEN_R1_KEYS for k in data) or any(str(n).strip() in OPEN_R1_REWARDS for n in names):
         return "open-r1"
-    flat = [k for k in data if k not in (*TRAINING_KEYS[:2], *_SHARED, "health", "resume_from_checkpoint")]
-    return "seed" if "reward_funcs" in data or "model_name_or_path" in data or flat else "sectioned"
+    flat = [k for k in data if k not in SECTIONS]
+    return "seed" if flat else "sectioned"
 
 
 def training_part(data: dict[str, Any]) -> dict[str, Any]:
