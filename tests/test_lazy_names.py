@@ -88,3 +88,12 @@ def test_a_gate_entry_loads_the_composition_module_and_its_rewards_only():
     )
     assert "rewardsmith.compose.config" in loaded
     assert not [m for m in loaded if m.startswith(HEAVY_PARTS)], loaded
+
+
+def test_a_reward_by_file_path_loads_no_builtin_family(tmp_path):
+    (tmp_path / "mine.py").write_text("def says_two(completion: str) -> float:\n    return float('2' in completion)\n")
+    loaded = _ours_after(
+        f"from rewardsmith import get_reward\nassert get_reward({str(tmp_path / 'mine.py') + ':says_two'!r})"
+        "(completions=['2']) == [1.0]"
+    )
+    assert not [m for m in loaded if m.startswith((*HEAVY_PARTS, "rewardsmith.rewards."))], loaded

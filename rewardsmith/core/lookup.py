@@ -312,6 +312,9 @@ class Registry:
         spec = spec.strip()
         if not spec:
             raise self.unknown(f"an empty string is not a {self.what} name")
+        if ":" in spec or "/" in spec or "\\" in spec or spec.endswith(".py"):
+            # a path is never a registered name: import it without loading every name first
+            return import_object(spec, what=self.what, error=self.unknown)
         target = self.get(spec)
         if target is not None:
             return target
@@ -319,8 +322,7 @@ class Registry:
             try:
                 return import_object(spec, what=self.what, error=self.unknown)
             except self.unknown:
-                if ":" in spec or "/" in spec or spec.endswith(".py"):
-                    raise
+                pass
         raise self.unknown(self.unknown_message(spec))
 
     def unknown_message(self, spec: str) -> str:
