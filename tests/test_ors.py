@@ -1,0 +1,109 @@
+"""The Open Reward Standard server, served by ors-sdk's own Server on 127.0.0.1 and driven by its own client."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("ors")
+
+import uvicorn
+from ors.client import ORS
+
+from rewardsmith import RewardConfigError
+from rewardsmith.integrations.ors import ors_environment, ors_server
+
+TASKS = [
+    {"prompt": "What is the code stored under k1? Answer with '#### CODE'.", "answer": "417", "key": "k1"},
+    {"prompt": "What is 9 * 2? Answer with '#### N'.", "answer": "18", "key": "k2"},
+]
+
+
+class Store:
+    """A key-value store the agent reads with its ``lookup`` tool (a TRL-style environment)."""
+
+    CODES = {"k1": "417", "k2": "18"}
+
+    def reset(self, **row) -> str:
+        self.looked_up = []
+        return "Use the lookup tool."
+
+    def lookup(self, key: str) -> str:
+        """Look up the code stored under a key.
+
+        Args:
+            key: the key
+        """
+        self.looked_up.append(key)
+        return self.CODES[key]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def url():
+    server = ors_server(
+        [{"name": "gsm8k_accuracy", "weight": 1.0}, {"name": "tool_success", "weight": 0.5}],
+        TASKS,
+        environment=Store,
+        name="store",
+    )
+    port = _free_port()
+    running = uvicorn.Server(uvicorn.Config(server.app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=running.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not running.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the ORS server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    running.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_the_client_sees_the_tasks_the_prompt_and_the_tools(url):
+    with ORS(base_url=url) as client:
+        env = client.environment("store")
+        assert env.list_splits() == ["train"]
+        assert [t.task_spec["answer"] for t in env.list_tasks("train")] == ["417", "18"]
+        tools = {t.name: t for t in env.list_tools()}
+        assert sorted(tools) == ["lookup", "submit"]
+        assert tools["lookup"].input_schema["properties"]["key"]["type"] == "string"
+        with env.session(split="train", index=0) as session:
+            (block,) = session.get_prompt()
+            assert block.text.startswith("What is the code stored under k1?") and "Use the lookup tool." in block.text
+
+
+def test_a_rollout_through_the_tools_is_scored_by_the_rewards_with_their_weights(url):
+    with ORS(base_url=url) as client:
+        env = client.environment("store")
+        with env.session(split="train", index=0) as session:
+            looked = session.call_tool("lookup", {"key": "k1"})
+            assert looked.blocks[0].text == "417" and looked.reward is None and not looked.finished
+            out = session.call_tool("submit", {"answer": "The code is 417.\n#### 417"})
+        assert out.finished and out.reward == pytest.approx(1.5)  # 1 * accuracy + 0.5 * every call succeeded
+        assert out.metadata["components"] == {"gsm8k_accuracy": 1.0, "tool_success": 1.0}
+        with env.session(split="train", index=0) as session:
+            failed = session.call_tool("lookup", {"key": "k9"})  # the tool raises: a failed call, as TRL records it
+            assert "KeyError" in failed.blocks[0].text
+            out = session.call_tool("submit", {"answer": "#### 400"})
+        assert out.reward == 0.0 and out.metadata["components"] == {"gsm8k_accuracy": 0.0, "tool_success": 0.0}
+        with env.session(split="train", index=1) as session:
+            out = session.call_tool("submit", {"answer": "#### 18"})  # no calls: tool_success does not apply
+        assert out.reward == 1.0 and out.metadata["components"]["tool_success"] is None
+
+
+def test_mistakes_are_config_errors_before_anything_serves():
+    with pytest.raises(RewardConfigError, match="at least one task"):
+        ors_environment("gsm8k_accuracy", [])
+    with pytest.raises(RewardConfigError, match="no 'prompt' column"):
+        ors_environment("gsm8k_accuracy", [{"question": "?"}])
+    with pytest.raises(RewardConfigError, match="must be an identifier"):
+        ors_environment("gsm8k_accuracy", TASKS, name="my env")
