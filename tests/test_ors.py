@@ -25,9 +25,8 @@ TASKS = [
 class Store:
     """A key-value store the agent reads with its ``lookup`` tool (a TRL-style environment)."""
 
-    CODES = {"k1": "417", "k2": "18"}
-
     def reset(self, **row) -> str:
+        self.codes = {"k1": "417", "k2": "18"}
         self.looked_up = []
         return "Use the lookup tool."
 
@@ -38,7 +37,7 @@ class Store:
             key: the key
         """
         self.looked_up.append(key)
-        return self.CODES[key]
+        return self.codes[key]
 
 
 def _free_port() -> int:

@@ -125,7 +125,9 @@ def ors_environment(
         raise RewardConfigError(f"the environment's name must be an identifier (it is a URL path), got {name!r}")
     missing = [i for i, row in enumerate(rows) if prompt_column not in row]
     if missing:
-        raise RewardConfigError(f"task(s) {missing[:5]} have no {prompt_column!r} column (the prompt); set prompt_column")
+        raise RewardConfigError(
+            f"task(s) {missing[:5]} have no {prompt_column!r} column (the prompt); set prompt_column"
+        )
 
     def __init__(self: Any, task_spec: Any = None, secrets: Any = None) -> None:
         ors.Environment.__init__(self, task_spec or {}, secrets or {})
