@@ -11,9 +11,20 @@ STAMP := $(VENV)/.installed
 WHEELHOUSE := .cache/wheelhouse
 WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
 
-.PHONY: install demo test test-fast lint format bench clean browser bubblewrap wheelhouse
+.PHONY: install demo test test-fast lint format bench clean browser bubblewrap wheelhouse openenv
 
-install: $(STAMP) bubblewrap
+install: $(STAMP) bubblewrap openenv
+
+# OpenEnv in a folder of its own (tests/test_openenv.py runs it in a subprocess with the folder first on the path):
+# openenv 0.10 needs mcp 1.x through fastmcp 3, and verifiers 0.4 (in `all`) pins mcp 2.0.
+OPENENV_SITE := .cache/openenv
+OPENENV_STAMP := $(OPENENV_SITE)/.complete
+
+openenv: $(OPENENV_STAMP)
+
+$(OPENENV_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet --target $(OPENENV_SITE) "openenv>=0.10"
+	touch $(OPENENV_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,7 +45,7 @@ $(WHEELHOUSE_STAMP): pyproject.toml $(STAMP)
 demo: $(STAMP)
 	$(BIN)/rewardsmith demo
 
-test: $(STAMP) bubblewrap browser wheelhouse
+test: $(STAMP) bubblewrap browser wheelhouse openenv
 	@$(BIN)/rewardsmith sandbox doctor 2>&1 | head -1 || true  # which isolation the code tests run in
 	REWARDSMITH_WHEELHOUSE=$(WHEELHOUSE) $(BIN)/python -m pytest -n 2 --dist loadgroup
 
