@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -46,25 +48,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def url():
-    server = ors_server(
-        [{"name": "gsm8k_accuracy", "weight": 1.0}, {"name": "tool_success", "weight": 0.5}],
-        TASKS,
-        environment=Store,
-        name="store",
-    )
+@contextlib.contextmanager
+def _serving(server) -> Iterator[str]:
+    """``ors.Server``'s app under uvicorn on a free port of 127.0.0.1, for the length of the block."""
     port = _free_port()
     running = uvicorn.Server(uvicorn.Config(server.app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=running.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
-    while not running.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the ORS server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    running.should_exit = True
-    thread.join(timeout=10)
+    try:
+        while not running.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the ORS server did not start"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        running.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def url():
+    config = [{"name": "gsm8k_accuracy", "weight": 1.0}, {"name": "tool_success", "weight": 0.5}]
+    with _serving(ors_server(config, TASKS, environment=Store, name="store")) as where:
+        yield where
 
 
 def test_the_client_sees_the_tasks_the_prompt_and_the_tools(url):
@@ -99,6 +105,20 @@ def test_a_rollout_through_the_tools_is_scored_by_the_rewards_with_their_weights
         assert out.reward == 1.0 and out.metadata["components"]["tool_success"] is None
 
 
+def test_a_per_turn_reward_scores_each_tool_output():
+    server = ors_server("gsm8k_accuracy", TASKS, environment=Store, name="turns", turn_reward="tool_success_turns")
+    with (
+        _serving(server) as where,
+        ORS(base_url=where) as client,
+        client.environment("turns").session(split="train", index=0) as session,
+    ):
+        good = session.call_tool("lookup", {"key": "k1"})
+        bad = session.call_tool("lookup", {"key": "k9"})
+        out = session.call_tool("submit", {"answer": "#### 417"})
+    assert (good.reward, bad.reward) == (0.0, -1.0)  # each turn's own score: 0 good, -1 failed
+    assert out.reward == 1.0 and out.finished
+
+
 def test_mistakes_are_config_errors_before_anything_serves():
     with pytest.raises(RewardConfigError, match="at least one task"):
         ors_environment("gsm8k_accuracy", [])
@@ -106,3 +126,5 @@ def test_mistakes_are_config_errors_before_anything_serves():
         ors_environment("gsm8k_accuracy", [{"question": "?"}])
     with pytest.raises(RewardConfigError, match="must be an identifier"):
         ors_environment("gsm8k_accuracy", TASKS, name="my env")
+    with pytest.raises(RewardConfigError, match="turn_reward must be a per-turn reward"):
+        ors_environment("gsm8k_accuracy", TASKS, turn_reward="tool_success")

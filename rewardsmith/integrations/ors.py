@@ -11,7 +11,9 @@ rows):
 * with ``environment=`` (a TRL-style environment class: ``reset(**row)``, its
   public methods are tools), each public method is an ORS tool; a call runs it
   and records the call and its result in the session's transcript (an error
-  is recorded as TRL records it, ``{'error': ...}``);
+  is recorded as TRL records it, ``{'error': ...}``); with ``turn_reward=`` (a
+  per-turn reward, :mod:`rewardsmith.core.turns`) each tool output's
+  ``reward`` is that reward's score of the turn just made (``None``: not judged);
 * ``submit(answer)`` ends the episode: the transcript and the answer are
   scored as one rollout by the rewards (combined with their weights), and the
   output's ``reward`` is that score, its text the reason, and its
@@ -100,6 +102,7 @@ def ors_environment(
     *,
     weights: Sequence[float] | None = None,
     environment: type | None = None,
+    turn_reward: Any = None,
     name: str = "rewardsmith",
     prompt_column: str = "prompt",
 ) -> type:
@@ -116,8 +119,14 @@ def ors_environment(
     >>> env.name(), [t.name for t in env.list_tools().tools], env.list_splits()
     ('math', ['submit'], ['train'])
     """
+    from rewardsmith.core.registry import get_reward
+    from rewardsmith.core.turns import TurnReward
+
     ors = _ors()
     reward = _combined(rewards, weights)
+    per_turn = None if turn_reward is None else get_reward(turn_reward)
+    if per_turn is not None and not isinstance(per_turn, TurnReward):
+        raise RewardConfigError(f"turn_reward must be a per-turn reward (a TurnReward), got {per_turn.name!r}")
     rows = [dict(row) for row in tasks]
     if not rows:
         raise RewardConfigError("an ORS environment needs at least one task (row)")
@@ -164,7 +173,12 @@ def ors_environment(
             {"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "name": tool, "content": text},
         ]
-        return ors.ToolOutput(blocks=[ors.TextBlock(text=text)], finished=False)
+        score = None
+        if per_turn is not None:
+            columns = {k: [v] for k, v in self.row.items() if k != prompt_column}
+            (turns,) = per_turn.turn_rewards([self.row.get(prompt_column)], [list(self.transcript)], None, **columns)
+            score = turns[-1] if turns else None
+        return ors.ToolOutput(blocks=[ors.TextBlock(text=text)], reward=score, finished=False)
 
     def _submit(self: Any, answer: str) -> Any:
         if self.done:
