@@ -149,7 +149,9 @@ def _check(spec):
 
 
 def test_the_built_in_per_turn_forms_pass_the_audit_with_their_per_turn_return():
-    assert _check("tool_success_turns").passed
+    report = _check("tool_success_turns")
+    assert report.passed
+    assert any(n.startswith("the per-turn return of tool_success_turns") and n.endswith("holds") for n in report.notes)
     assert _check({"name": "tool_schema_turns", "kwargs": {"tools": _rows()[0]["tools"]}}).passed
 
 
