@@ -12,7 +12,8 @@ from openenv.core.env_server.types import Action, Observation
 from openenv.core.rubrics import Gate, Rubric, WeightedSum
 
 from rewardsmith import get_reward
-from rewardsmith.integrations.openenv import openenv_rubric, rubric_reward
+from rewardsmith.core.turns import Turn, turn_reward
+from rewardsmith.integrations.openenv import openenv_rubric, openenv_trajectory_rubric, rubric_reward
 
 
 class Answer(Action):
@@ -26,6 +27,18 @@ class Exact(Rubric):
 
     def forward(self, action, observation) -> float:
         return float(action.message.strip() == observation.metadata["answer"])
+
+
+class Said(Observation):
+    """An observation of a text environment: what it answered."""
+
+    text: str = ""
+
+
+@turn_reward(aggregate="sum")
+def polite(turn: Turn) -> float:
+    """1 for each turn that says please."""
+    return float("please" in turn.content)
 
 
 class Later(Rubric):
@@ -57,6 +70,18 @@ def main() -> None:
     later = rubric_reward(Later(), action=lambda text: Answer(message=text))
     out["async"] = later(completions=["18", "17"], answer=["18", "18"])
     out["explain"] = [r.score for r in get_reward(exact).explain(completions=["18"], answer=["18"])]
+    # a whole episode scored as a rollout: a reward on its last answer, discounted back; a per-turn reward per step
+    episode = [
+        (Answer(message="let me think, please"), Said(text="go on")),
+        (Answer(message="9 * 2 ..."), Said(text="and?")),
+        (Answer(message="#### 18, please"), Said(done=True, metadata={"answer": "18"})),
+    ]
+    final = openenv_trajectory_rubric("gsm8k_accuracy", gamma=0.5)
+    out["steps"] = [final(a, o) for a, o in episode]
+    out["discounted"] = final.compute_step_rewards()
+    per_turn = openenv_trajectory_rubric(polite)
+    out["per_turn_steps"] = [per_turn(a, o) for a, o in episode]
+    out["per_turn"] = per_turn.compute_step_rewards()
     print(json.dumps(out))
 
 

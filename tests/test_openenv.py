@@ -50,6 +50,13 @@ def test_an_openenv_rubric_is_a_rewardsmith_reward_sync_or_async(measured):
     assert measured["explain"] == [1.0]
 
 
+def test_an_episode_is_scored_as_a_rollout_with_step_rewards_discounted_or_per_turn(measured):
+    assert measured["steps"] == [0.0, 0.0, 1.0]  # OpenEnv's intermediate reward until done, then the score
+    assert measured["discounted"] == [0.25, 0.5, 1.0]  # gamma ** (T - 1 - t) * score, as OpenEnv discounts
+    assert measured["per_turn_steps"] == [0.0, 0.0, 2.0]  # the per-turn reward's sum at the end
+    assert measured["per_turn"] == [1.0, 0.0, 1.0]  # and its own turn rewards as the steps' rewards
+
+
 def test_without_openenv_a_rubric_is_still_anything_called_with_action_and_observation():
     def rubric(action, observation):
         return len(action) / 10

@@ -10,6 +10,13 @@ OpenEnv (``openenv``) scores an environment step with a ``Rubric``:
   when it is text), the observation's ``metadata`` (and ``columns=``) the
   columns. A step the reward does not score gives ``unscored`` (0.0); the last
   result, with its reason, is kept as ``rubric.last_result``.
+* :func:`openenv_trajectory_rubric` makes an OpenEnv trajectory rubric: the
+  episode's steps are a rollout (each action an assistant turn, each
+  observation's text the environment's answer to it), scored when the episode
+  is ``done``; its ``compute_step_rewards()`` gives a per-turn reward's turn
+  rewards (:mod:`rewardsmith.core.turns`) as the steps' rewards, and any other
+  reward's score discounted back from the last step, as OpenEnv's
+  ``ExponentialDiscountingTrajectoryRubric`` does.
 * :func:`rubric_reward` makes a rewardsmith reward of an OpenEnv rubric: each
   completion becomes an action (``action=``, a function of the text; by
   default the text), each row an observation (``observation=``, a function of
@@ -34,7 +41,7 @@ from rewardsmith.core.extras import require_extra
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.reward import Reward, snake_case
 
-__all__ = ["OpenEnvRubricReward", "action_text", "openenv_rubric", "rubric_reward"]
+__all__ = ["OpenEnvRubricReward", "action_text", "openenv_rubric", "openenv_trajectory_rubric", "rubric_reward"]
 
 #: Fields of an action read as its text, in order.
 TEXT_FIELDS = ("content", "message", "text", "code", "answer", "response")
@@ -105,6 +112,80 @@ def openenv_rubric(
 
     RewardsmithRubric.__name__ = RewardsmithRubric.__qualname__ = f"{snake_case(scorer.name)}_rubric"
     return RewardsmithRubric()
+
+
+#: Fields of an observation read as its text (what the environment answered), in order.
+OBSERVATION_FIELDS = ("text", "content", "message", "output", "stdout", "feedback", "result")
+
+
+def _observation_text(observation: Any) -> str:
+    for name in OBSERVATION_FIELDS:
+        value = observation.get(name) if isinstance(observation, dict) else getattr(observation, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def episode_rollout(steps: Sequence[tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """An episode's ``(action, observation)`` steps as chat messages: each action an assistant turn, each
+    observation's text (``text``, ``content``, ``message``, ``output``, ...) a user message after it.
+
+    >>> episode_rollout([("look", {"text": "a door"}), ("open it", {"text": ""})])
+    [{'role': 'assistant', 'content': 'look'}, {'role': 'user', 'content': 'a door'}, {'role': 'assistant', \
+'content': 'open it'}]
+    """
+    out: list[dict[str, Any]] = []
+    for action, observation in steps:
+        out.append({"role": "assistant", "content": action_text(action)})
+        said = _observation_text(observation)
+        if said:
+            out.append({"role": "user", "content": said})
+    return out
+
+
+def openenv_trajectory_rubric(reward: Any, *, gamma: float = 0.99, columns: dict[str, Any] | None = None) -> Any:
+    """An OpenEnv ``TrajectoryRubric`` scoring the episode, as a rollout, with a rewardsmith reward.
+
+    It returns OpenEnv's ``intermediate_reward`` (0.0) until the observation
+    is ``done``, then the episode's score (``None``: 0.0); the columns are the
+    last observation's ``metadata`` and ``columns=``. ``compute_step_rewards()``:
+    a per-turn reward's turn rewards (``None``: 0.0), else the score discounted
+    back, ``gamma ** (T - 1 - t) * score``.
+    """
+    from rewardsmith.core.turns import TurnReward
+    from rewardsmith.integrations.trl_async import async_reward_funcs
+
+    rubrics = _rubrics()
+    (scorer,) = async_reward_funcs(reward, warn=False)  # one reward of weight 1 stays itself (a TurnReward stays one)
+    fixed = dict(columns or {})
+
+    class RewardsmithTrajectoryRubric(rubrics.ExponentialDiscountingTrajectoryRubric):
+        """An OpenEnv trajectory rubric scoring with a rewardsmith reward (see :func:`openenv_trajectory_rubric`)."""
+
+        def __init__(self) -> None:
+            super().__init__(gamma=gamma)
+            self.reward = scorer
+            self.last_result = None
+
+        def _explain(self, trajectory: list[tuple[Any, Any]]) -> Any:
+            row = {**(_metadata(trajectory[-1][1]) if trajectory else {}), **fixed}
+            (result,) = scorer.explain(None, [episode_rollout(trajectory)], None, **{k: [v] for k, v in row.items()})
+            self.last_result = result
+            return result
+
+        def score_trajectory(self, trajectory: list[tuple[Any, Any]]) -> float:
+            score = self._explain(trajectory).score
+            return 0.0 if score is None else score
+
+        def compute_step_rewards(self) -> list[float]:
+            if not isinstance(scorer, TurnReward) or not self._trajectory:
+                return super().compute_step_rewards()
+            turns = self._explain(self._trajectory).metrics.get("turn_rewards") or []
+            return [0.0 if s is None else s for s in turns]
+
+    RewardsmithTrajectoryRubric.__name__ = f"{snake_case(scorer.name)}_trajectory_rubric"
+    RewardsmithTrajectoryRubric.__qualname__ = RewardsmithTrajectoryRubric.__name__
+    return RewardsmithTrajectoryRubric()
 
 
 def _default_observation(row: dict[str, Any]) -> Any:
