@@ -117,6 +117,7 @@ def test_a_per_turn_reward_scores_each_tool_output():
         out = session.call_tool("submit", {"answer": "#### 417"})
     assert (good.reward, bad.reward) == (0.0, -1.0)  # each turn's own score: 0 good, -1 failed
     assert out.reward == 1.0 and out.finished
+    assert out.metadata["components"] == {"gsm8k_accuracy": 1.0}  # one reward: itself
 
 
 def test_mistakes_are_config_errors_before_anything_serves():

@@ -119,6 +119,7 @@ def ors_environment(
     >>> env.name(), [t.name for t in env.list_tools().tools], env.list_splits()
     ('math', ['submit'], ['train'])
     """
+    from rewardsmith.compose.combine import Combined
     from rewardsmith.core.registry import get_reward
     from rewardsmith.core.turns import TurnReward
 
@@ -187,8 +188,10 @@ def ors_environment(
         completion = [*self.transcript, {"role": "assistant", "content": answer}]
         columns = {k: [v] for k, v in self.row.items() if k != prompt_column}
         (result,) = reward.explain([self.row.get(prompt_column)], [completion], None, **columns)
-        parts = result.metrics if isinstance(result.metrics, dict) else {}
-        scores = {k: getattr(v, "score", v) for k, v in parts.items() if not isinstance(v, (list, dict))}
+        if isinstance(reward, Combined):  # each component's result is in the metrics, by name
+            scores = {label: getattr(result.metrics.get(label), "score", None) for label in reward.labels}
+        else:
+            scores = {reward.name: result.score}
         metadata = {"reason": result.reason, "error": result.error, "components": scores}
         return ors.ToolOutput(
             blocks=[ors.TextBlock(text=result.reason or f"score {result.score}")],

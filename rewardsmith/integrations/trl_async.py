@@ -26,6 +26,7 @@ Building the trainer needs vLLM (a GPU machine); the scoring runs anywhere
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -151,13 +152,15 @@ class _Sink:
 
     def __init__(self) -> None:
         self.values: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self.lock = threading.Lock()  # TRL runs sync reward functions on threads, side by side
 
     def __call__(self, name: str, value: float) -> None:
         if value is None or value != value:
             return
-        slot = self.values[name]
-        slot[0] += float(value)
-        slot[1] += 1.0
+        with self.lock:
+            slot = self.values[name]
+            slot[0] += float(value)
+            slot[1] += 1.0
 
     def payload(self) -> dict[str, tuple[float, float]]:
         return {name: (total, count) for name, (total, count) in self.values.items()}
