@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rewardsmith import get_reward
 from rewardsmith.integrations.harbor import harbor_reward, write_reward_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +50,13 @@ def test_the_reward_files_written_are_read_back_by_rewardkits_own_models(tmp_pat
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {"aggregate": 2.5, "reward": 2.5, "criteria": [1.0, 1.0]}  # RewardKit's weighted-sum of ours
+
+
+def test_two_rewards_of_one_name_get_an_entry_each(tmp_path):
+    two = [get_reward("length", max_length=5, unit="chars"), get_reward("length", max_length=2, unit="chars")]
+    main = write_reward_files(two, "four", tmp_path / "reward.json", weights=[1.0, 2.0])
+    assert sorted(main) == ["length", "length_2", "reward"]
+    assert main["length"] == 1.0 and main["reward"] == round(1.0 + 2.0 * main["length_2"], 4)
 
 
 def test_an_output_a_reward_does_not_score_is_zero_with_the_reason_as_its_error(tmp_path):

@@ -56,17 +56,19 @@ def reward_files(
     >>> details["gsm8k_accuracy"]["criteria"][0]["value"], details["reward"]["kind"]
     (1.0, 'group')
     """
+    from rewardsmith.compose.common import unique_labels
     from rewardsmith.integrations.trl_async import _rewards
 
     made, chosen = _rewards(rewards, weights)
     scale = chosen or [1.0] * len(made)
     cols = {k: [v] for k, v in columns.items()}
     results = [r.explain(None if prompt is None else [prompt], [completion], None, **cols)[0] for r in made]
+    labels = unique_labels(r.name for r in made)  # two rewards of one name get distinct entries
     main: dict[str, float] = {}
     details: dict[str, Any] = {}
-    for reward, weight, result in zip(made, scale, results):
+    for label, weight, result in zip(labels, scale, results):
         criterion: dict[str, Any] = {
-            "name": reward.name,
+            "name": label,
             "value": round(result.score if result.score is not None else 0.0, 4),
             "raw": result.score,
             "weight": weight,
@@ -74,11 +76,11 @@ def reward_files(
         }
         if result.score is None:
             criterion["error"] = result.error or f"not scored: {result.reason or 'the reward does not apply'}"
-        main[reward.name] = criterion["value"]
-        details[reward.name] = {"score": criterion["value"], "kind": "programmatic", "criteria": [criterion]}
+        main[label] = criterion["value"]
+        details[label] = {"score": criterion["value"], "kind": "programmatic", "criteria": [criterion]}
     scored = [(w, r.score) for w, r in zip(scale, results) if r.score is not None]
     total = round(sum(w * s for w, s in scored), 4) if scored else 0.0
-    components = [{"name": r.name, "weight": w, "detail": details[r.name]} for r, w in zip(made, scale)]
+    components = [{"name": label, "weight": w, "detail": details[label]} for label, w in zip(labels, scale)]
     group = {"kind": "group", "score": total, "aggregation": "weighted-sum", "components": components}
     return {"reward": total, **main}, {"reward": group, **details}
 

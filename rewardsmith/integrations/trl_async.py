@@ -57,13 +57,11 @@ def _rewards(rewards: Any, weights: Sequence[float] | None) -> tuple[list[Reward
         raise RewardConfigError(
             f"async_reward_funcs takes a reward or a list of rewards (a config list); got {rewards!r}"
         )
-    if all(isinstance(r, Reward) for r in rewards):
-        made, found = list(rewards), None
+    items = [r if isinstance(r, (str, dict, Reward)) else get_reward(r) for r in rewards]  # functions as rewards
+    if all(isinstance(r, Reward) for r in items):
+        made, found = items, None
     else:
-        try:
-            made, found = rewards_from_config(list(rewards))
-        except RewardConfigError:
-            made, found = [get_reward(r) for r in rewards], None
+        made, found = rewards_from_config(items)  # names and entries (weights, settings) as a config reads them
     chosen = list(weights) if weights is not None else found
     if chosen is not None and len(chosen) != len(made):
         raise RewardConfigError(f"{len(chosen)} weight(s) for {len(made)} reward(s); give one weight per reward")
