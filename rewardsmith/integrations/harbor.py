@@ -57,9 +57,9 @@ def reward_files(
     (1.0, 'group')
     """
     from rewardsmith.compose.common import unique_labels
-    from rewardsmith.integrations.trl_async import _rewards
+    from rewardsmith.integrations.trl_async import reward_list
 
-    made, chosen = _rewards(rewards, weights)
+    made, chosen = reward_list(rewards, weights)
     scale = chosen or [1.0] * len(made)
     cols = {k: [v] for k, v in columns.items()}
     results = [r.explain(None if prompt is None else [prompt], [completion], None, **cols)[0] for r in made]
@@ -180,13 +180,13 @@ class HarborReward(Reward):
                 )
             outcomes = json.loads(done.stdout.strip().splitlines()[-1])
             details = [self._details(Path(j["output"])) for j in jobs]
-        return [self._result(o, d) for o, d in zip(outcomes, details)]
+        return [self._scored(o, d) for o, d in zip(outcomes, details)]
 
     def _details(self, output: Path) -> dict[str, Any]:
         path = output.with_name(DETAILS_FILE)
         return json.loads(path.read_text()) if path.exists() else {}
 
-    def _result(self, outcome: dict[str, Any], details: dict[str, Any]) -> RewardResult:
+    def _scored(self, outcome: dict[str, Any], details: dict[str, Any]) -> RewardResult:
         if "error" in outcome:
             return RewardResult(None, error=outcome["error"])
         scores = outcome["scores"]

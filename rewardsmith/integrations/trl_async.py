@@ -35,7 +35,13 @@ from typing import Any
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.reward import Reward
 
-__all__ = ["RewardsmithRolloutLoop", "async_reward_funcs", "async_warnings", "keep_reward_metrics"]  # noqa: F822
+__all__ = [  # noqa: F822 (the loop class is built on first use)
+    "RewardsmithRolloutLoop",
+    "async_reward_funcs",
+    "async_warnings",
+    "keep_reward_metrics",
+    "reward_list",
+]
 
 logger = logging.getLogger("rewardsmith")
 
@@ -45,7 +51,13 @@ NOT_PASSED = ("trainer_state", "environment", "environments", "log_extra")
 SYNC_ONLY_ARGS = ("reward_weights", "multi_objective_aggregation")
 
 
-def _rewards(rewards: Any, weights: Sequence[float] | None) -> tuple[list[Reward], list[float] | None]:
+def reward_list(rewards: Any, weights: Sequence[float] | None = None) -> tuple[list[Reward], list[float] | None]:
+    """Rewards and their weights (``None``: none given) from a reward, a list, or a config list, as a config reads them.
+
+    >>> made, weights = reward_list([{"name": "think_format", "weight": 0.5}, "gsm8k_accuracy"])
+    >>> [r.name for r in made], weights
+    (['think_format', 'gsm8k_accuracy'], [0.5, 1.0])
+    """
     from rewardsmith.compose import rewards_from_config
     from rewardsmith.core.registry import get_reward
 
@@ -79,7 +91,7 @@ def async_warnings(rewards: Any, weights: Sequence[float] | None = None, args: A
     """
     from rewardsmith.data.columns import leaf_rewards
 
-    made, _ = _rewards(rewards, weights)
+    made, _ = reward_list(rewards, weights)
     notes = []
     for top in made:
         for leaf, _ in leaf_rewards(top):
@@ -130,7 +142,7 @@ def async_reward_funcs(
     """
     from rewardsmith.compose import combine
 
-    made, chosen = _rewards(rewards, weights)
+    made, chosen = reward_list(rewards, weights)
     if warn:
         for note in async_warnings(made, chosen, args):
             warnings.warn(note, UserWarning, stacklevel=2)

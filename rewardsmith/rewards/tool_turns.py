@@ -22,7 +22,7 @@ from rewardsmith.core.engine import OnError
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.turns import Turn, TurnReward
-from rewardsmith.rewards.tools import ToolsSetting, _call_problem, _failure, _schema_checks
+from rewardsmith.rewards.tools import ToolsSetting, call_problem, failure_reason, schema_checks
 
 __all__ = ["ToolSchemaTurns", "ToolSuccessTurns"]
 
@@ -59,7 +59,7 @@ class ToolSuccessTurns(TurnReward):
             return None
         failed = [c for c in turn.calls if not c.ok]
         if failed:
-            return RewardResult(-1.0, _failure(failed[0]))
+            return RewardResult(-1.0, failure_reason(failed[0]))
         return RewardResult(0.0, f"{len(turn.calls)} of {len(turn.calls)} call(s) succeeded")
 
 
@@ -90,10 +90,10 @@ class ToolSchemaTurns(ToolsSetting, TurnReward):
     def score_turn(self, turn: Turn, row_tools: Any) -> RewardResult | None:
         if not turn.calls or row_tools is None:
             return None
-        checks = _schema_checks(row_tools, self.tools is not None)
+        checks = schema_checks(row_tools, self.tools is not None)
         if isinstance(checks, RewardResult):
             return checks
-        bad = [p for p in (_call_problem(c, checks) for c in turn.calls) if p is not None]
+        bad = [p for p in (call_problem(c, checks) for c in turn.calls) if p is not None]
         if bad:
             return RewardResult(-1.0, bad[0])
         return RewardResult(0.0, f"{len(turn.calls)} call(s) valid")

@@ -28,7 +28,17 @@ from rewardsmith.core.trajectory import ToolCall, Trajectory, call_counts
 from rewardsmith.rewards.group_length import GroupRelative
 from rewardsmith.rewards.json_formats import schema_validator
 
-__all__ = ["EnvironmentReward", "ToolEfficiency", "ToolSchema", "ToolSuccess", "tool_schemas"]
+__all__ = [
+    "EnvironmentReward",
+    "ToolEfficiency",
+    "ToolSchema",
+    "ToolSuccess",
+    "ToolsSetting",
+    "call_problem",
+    "failure_reason",
+    "schema_checks",
+    "tool_schemas",
+]
 
 
 def _function_schema(tool: Any) -> dict[str, Any]:
@@ -106,15 +116,32 @@ class ToolsSetting:
         return {"row_tools": Column(self.tools_column)}
 
 
-def _schema_checks(row_tools: Any, fixed: bool) -> dict[str, Any] | RewardResult:
-    """The validators of a row's tools by name, or an unscored result when the tool list is unusable."""
+def schema_checks(row_tools: Any, fixed: bool = False) -> dict[str, Any] | RewardResult:
+    """The validators of a row's tools by name, or an unscored result when the tool list is unusable.
+
+    ``fixed``: ``row_tools`` is the key a ``tools`` setting made (the schemas as sorted JSON).
+
+    >>> checks = schema_checks([{"name": "add", "parameters": {"type": "object"}}])
+    >>> sorted(checks), schema_checks([{"no": "name"}]).reason[:15]
+    (['add'], 'unusable tools:')
+    """
     try:
         return _validators(row_tools if fixed else json.dumps(tool_schemas(row_tools), sort_keys=True))
     except Exception as exc:  # an unusable tool list makes the row unscorable, not the calls wrong
         return RewardResult(None, f"unusable tools: {str(exc).splitlines()[0][:120]}")
 
 
-def _call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
+def call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
+    """What is wrong with a call against the tools' validators (:func:`schema_checks`), or ``None``.
+
+    >>> from rewardsmith.core.trajectory import read_call
+    >>> checks = schema_checks([{"name": "add", "parameters": {"type": "object", "properties": {
+    ...     "a": {"type": "integer"}}}}])
+    >>> call_problem(read_call({"name": "rm", "arguments": {}}), checks)
+    "unknown tool 'rm'"
+    >>> call_problem(read_call({"name": "add", "arguments": {"a": "one"}}), checks)
+    "add: 'one' is not of type 'integer'"
+    """
     if call.malformed:
         return f"malformed call ({call.malformed})"
     if call.name not in checks:
@@ -160,10 +187,10 @@ class ToolSchema(ToolsSetting, Reward):
             return RewardResult(None, "no tool calls to check")
         if row_tools is None:
             return RewardResult(None, "no tools for this row")
-        checks = _schema_checks(row_tools, self.tools is not None)
+        checks = schema_checks(row_tools, self.tools is not None)
         if isinstance(checks, RewardResult):
             return checks
-        problems = [_call_problem(call, checks) for call in trajectory.calls]
+        problems = [call_problem(call, checks) for call in trajectory.calls]
         bad = [p for p in problems if p is not None]
         value = 0.0 if bad else 1.0
         reason = f"{len(problems) - len(bad)} of {len(problems)} call(s) valid"
@@ -172,7 +199,13 @@ class ToolSchema(ToolsSetting, Reward):
         )
 
 
-def _failure(call: ToolCall) -> str:
+def failure_reason(call: ToolCall) -> str:
+    """Why a call that is not ``ok`` failed: malformed, an error back, or it never ran.
+
+    >>> from rewardsmith.core.trajectory import read_call
+    >>> failure_reason(read_call({"name": "add", "arguments": {}}))
+    'add never ran (no result came back, or it came after the final answer)'
+    """
     if call.malformed:
         return f"malformed ({call.malformed})"
     if call.error is not None:
@@ -213,7 +246,7 @@ class ToolSuccess(Reward):
         made = trajectory.call_count
         reason = f"{made - trajectory.failed_calls} of {made} call(s) succeeded"
         if trajectory.failed_calls:
-            reason = f"{reason}; {_failure(next(c for c in trajectory.calls if not c.ok))}"
+            reason = f"{reason}; {failure_reason(next(c for c in trajectory.calls if not c.ok))}"
         return RewardResult(share, reason)
 
     def run_batch(self, batch: Batch, *, explain: bool = False) -> Scored:
