@@ -51,6 +51,12 @@ def test_each_turn_is_scored_with_none_for_turns_not_judged_and_a_reason_each():
     assert r(completions=["plain text, no calls"]) == [None]
 
 
+def test_a_long_rollouts_reason_spells_out_the_first_turns_and_keeps_every_one_in_the_metrics():
+    result = get_reward("tool_success_turns").check(_rollout(*["7"] * 60))
+    assert result.reason.endswith("; +11 more turns (each in metrics['turn_reasons'])")  # 61 turns, 50 spelled out
+    assert len(result.metrics["turn_reasons"]) == 61
+
+
 def test_each_call_is_a_step_with_unit_call():
     r = get_reward("tool_schema_turns", tools=[LOOKUP], unit="call")
     turn = {"role": "assistant", "tool_calls": [_call("a"), _call("b", name="rm")]}
