@@ -170,6 +170,10 @@ def test_what_cannot_be_kept_is_warned_about_before_training():
     with pytest.warns(UserWarning, match="environment_reward reads environment"):
         async_reward_funcs(["gsm8k_accuracy", "environment_reward"])
     assert async_warnings(CONFIG) == []
+    from rewardsmith.compose import combine
+
+    (note,) = async_warnings([combine(["think_format", "gsm8k_accuracy"], normalize="minmax")])
+    assert "once per prompt's group" in note
     with pytest.raises(Exception, match="one weight per reward"):
         async_reward_funcs(["gsm8k_accuracy"], weights=[1.0, 2.0])
 

@@ -108,6 +108,12 @@ def async_warnings(rewards: Any, weights: Sequence[float] | None = None, args: A
                             else "it (None where the reward needs it)"
                         )
                     )
+    notes += [
+        f"reward {c.name} normalises with normalize='minmax' over the batch it is called with: the async trainer "
+        "calls it once per prompt's group, so it normalises within the group (as 'zscore' and 'rank' do anyway)"
+        for c in _composites(made)
+        if getattr(c, "normalize", None) == "minmax"
+    ]
     given = dict(args) if isinstance(args, dict) else ({} if args is None else vars(args))
     aggregation = given.get("multi_objective_aggregation")
     if aggregation not in (None, "sum_then_normalize"):
@@ -122,6 +128,16 @@ def async_warnings(rewards: Any, weights: Sequence[float] | None = None, args: A
             "to async_reward_funcs (or on the rewards in the config), which applies them in one combined reward"
         )
     return notes
+
+
+def _composites(rewards: Sequence[Any]) -> list[Any]:
+    """Every composite reward among ``rewards`` and inside them."""
+    out = []
+    for reward in rewards:
+        parts = getattr(reward, "components", None)
+        if callable(parts):
+            out += [reward, *_composites(parts())]
+    return out
 
 
 def async_reward_funcs(
