@@ -1,6 +1,7 @@
 """Run by tests/test_openenv.py in a subprocess whose path starts with OpenEnv's folder: OpenEnv rubrics both ways.
 
-Prints one JSON object of what it measured.
+Prints one JSON object of what it measured. OpenEnv is imported inside :func:`main` only, so that collecting
+this file (pytest reads every module under tests/ for doctests) needs no OpenEnv.
 """
 
 from __future__ import annotations
@@ -8,48 +9,43 @@ from __future__ import annotations
 import asyncio
 import json
 
-from openenv.core.env_server.types import Action, Observation
-from openenv.core.rubrics import Gate, Rubric, WeightedSum
-
-from rewardsmith import get_reward
-from rewardsmith.core.turns import Turn, turn_reward
-from rewardsmith.integrations.openenv import openenv_rubric, openenv_trajectory_rubric, rubric_reward
-
-
-class Answer(Action):
-    """An action of a text environment: the model's message."""
-
-    message: str
-
-
-class Exact(Rubric):
-    """An OpenEnv rubric: 1 when the message is the metadata's answer exactly."""
-
-    def forward(self, action, observation) -> float:
-        return float(action.message.strip() == observation.metadata["answer"])
-
-
-class Said(Observation):
-    """An observation of a text environment: what it answered."""
-
-    text: str = ""
-
-
-@turn_reward(aggregate="sum")
-def polite(turn: Turn) -> float:
-    """1 for each turn that says please."""
-    return float("please" in turn.content)
-
-
-class Later(Rubric):
-    """An async OpenEnv rubric (what an LLM judge is)."""
-
-    async def forward(self, action, observation) -> float:
-        await asyncio.sleep(0)
-        return 0.5 if "18" in action.message else 0.0
-
 
 def main() -> None:
+    from openenv.core.env_server.types import Action, Observation
+    from openenv.core.rubrics import Gate, Rubric, WeightedSum
+
+    from rewardsmith import get_reward
+    from rewardsmith.core.turns import Turn, turn_reward
+    from rewardsmith.integrations.openenv import openenv_rubric, openenv_trajectory_rubric, rubric_reward
+
+    class Answer(Action):
+        """An action of a text environment: the model's message."""
+
+        message: str
+
+    class Said(Observation):
+        """An observation of a text environment: what it answered."""
+
+        text: str = ""
+
+    class Exact(Rubric):
+        """An OpenEnv rubric: 1 when the message is the metadata's answer exactly."""
+
+        def forward(self, action, observation) -> float:
+            return float(action.message.strip() == observation.metadata["answer"])
+
+    class Later(Rubric):
+        """An async OpenEnv rubric (what an LLM judge is)."""
+
+        async def forward(self, action, observation) -> float:
+            await asyncio.sleep(0)
+            return 0.5 if "18" in action.message else 0.0
+
+    @turn_reward(aggregate="sum")
+    def polite(turn: Turn) -> float:
+        """1 for each turn that says please."""
+        return float("please" in turn.content)
+
     out = {}
     right = Observation(done=True, metadata={"answer": "18"})
     # a rewardsmith reward as an OpenEnv rubric, composed with OpenEnv's own containers
