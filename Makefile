@@ -11,9 +11,33 @@ STAMP := $(VENV)/.installed
 WHEELHOUSE := .cache/wheelhouse
 WHEELHOUSE_STAMP := $(WHEELHOUSE)/.complete
 
-.PHONY: install demo test test-fast lint format bench clean browser bubblewrap wheelhouse
+.PHONY: install demo test test-fast lint format bench clean browser bubblewrap wheelhouse openenv harbor
 
-install: $(STAMP) bubblewrap
+install: $(STAMP) bubblewrap openenv harbor
+
+# OpenEnv in a folder of its own (tests/test_openenv.py runs it in a subprocess with the folder first on the path):
+# openenv 0.10 needs mcp 1.x through fastmcp 3, and verifiers 0.4 (in `all`) pins mcp 2.0.
+OPENENV_SITE := .cache/openenv
+OPENENV_STAMP := $(OPENENV_SITE)/.complete
+
+openenv: $(OPENENV_STAMP)
+
+$(OPENENV_STAMP): pyproject.toml $(STAMP)
+	$(BIN)/python -m pip install --quiet --target $(OPENENV_SITE) "openenv>=0.10"
+	touch $(OPENENV_STAMP)
+
+# Harbor's RewardKit needs Python 3.12 or later: a venv of its own (tests/test_harbor.py runs it as a subprocess).
+# Without a python3.12 on the machine this is skipped, and so are the tests that need it.
+HARBOR_PYTHON ?= python3.12
+HARBOR_VENV := .cache/harbor-venv
+HARBOR_STAMP := $(HARBOR_VENV)/.complete
+
+harbor: $(HARBOR_STAMP)
+
+$(HARBOR_STAMP): pyproject.toml
+	@command -v $(HARBOR_PYTHON) >/dev/null || { echo "no $(HARBOR_PYTHON): the Harbor RewardKit tests will skip"; exit 0; }; \
+	$(HARBOR_PYTHON) -m venv $(HARBOR_VENV) && \
+	$(HARBOR_VENV)/bin/python -m pip install --quiet "harbor-rewardkit>=0.2" && touch $(HARBOR_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,7 +58,7 @@ $(WHEELHOUSE_STAMP): pyproject.toml $(STAMP)
 demo: $(STAMP)
 	$(BIN)/rewardsmith demo
 
-test: $(STAMP) bubblewrap browser wheelhouse
+test: $(STAMP) bubblewrap browser wheelhouse openenv harbor
 	@$(BIN)/rewardsmith sandbox doctor 2>&1 | head -1 || true  # which isolation the code tests run in
 	REWARDSMITH_WHEELHOUSE=$(WHEELHOUSE) $(BIN)/python -m pytest -n 2 --dist loadgroup
 

@@ -142,6 +142,23 @@ def test_one_reward_of_weight_one_is_passed_as_it_is_and_everything_pickles_for_
     assert pickle.loads(pickle.dumps(trl_async.RewardsmithRolloutLoop)) is trl_async.RewardsmithRolloutLoop
 
 
+def test_the_loop_class_unpickles_in_a_fresh_process_as_the_spawned_worker_does():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import pickle, sys; cls = pickle.loads(sys.stdin.buffer.read()); "
+        "print(cls.__name__, cls.__mro__[1].__name__, cls._score_group.__qualname__)"
+    )
+    env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(trl_async.RewardsmithRolloutLoop),
+                          capture_output=True, timeout=300, check=False, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    name, base, method = done.stdout.decode().split()
+    assert (name, base) == ("RewardsmithRolloutLoop", "_AsyncRolloutLoop") and method.endswith("._score_group")
+
+
 def test_what_cannot_be_kept_is_warned_about_before_training():
     notes = async_warnings(
         ["gsm8k_accuracy", "environment_reward"],
@@ -153,6 +170,10 @@ def test_what_cannot_be_kept_is_warned_about_before_training():
     with pytest.warns(UserWarning, match="environment_reward reads environment"):
         async_reward_funcs(["gsm8k_accuracy", "environment_reward"])
     assert async_warnings(CONFIG) == []
+    from rewardsmith.compose import combine
+
+    (note,) = async_warnings([combine(["think_format", "gsm8k_accuracy"], normalize="minmax")])
+    assert "once per prompt's group" in note
     with pytest.raises(Exception, match="one weight per reward"):
         async_reward_funcs(["gsm8k_accuracy"], weights=[1.0, 2.0])
 

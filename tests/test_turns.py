@@ -51,6 +51,12 @@ def test_each_turn_is_scored_with_none_for_turns_not_judged_and_a_reason_each():
     assert r(completions=["plain text, no calls"]) == [None]
 
 
+def test_a_long_rollouts_reason_spells_out_the_first_turns_and_keeps_every_one_in_the_metrics():
+    result = get_reward("tool_success_turns").check(_rollout(*["7"] * 60))
+    assert result.reason.endswith("; +11 more turns (each in metrics['turn_reasons'])")  # 61 turns, 50 spelled out
+    assert len(result.metrics["turn_reasons"]) == 61
+
+
 def test_each_call_is_a_step_with_unit_call():
     r = get_reward("tool_schema_turns", tools=[LOOKUP], unit="call")
     turn = {"role": "assistant", "tool_calls": [_call("a"), _call("b", name="rm")]}
@@ -149,7 +155,9 @@ def _check(spec):
 
 
 def test_the_built_in_per_turn_forms_pass_the_audit_with_their_per_turn_return():
-    assert _check("tool_success_turns").passed
+    report = _check("tool_success_turns")
+    assert report.passed
+    assert any(n.startswith("the per-turn return of tool_success_turns") and n.endswith("holds") for n in report.notes)
     assert _check({"name": "tool_schema_turns", "kwargs": {"tools": _rows()[0]["tools"]}}).passed
 
 
@@ -166,3 +174,21 @@ def test_the_audit_flags_a_per_turn_return_that_pays_for_padding_when_the_one_nu
     assert names and all(n.startswith("turn_return/trajectory/") for n in names), names
     assert {"turn_return/trajectory/junk_calls", "turn_return/trajectory/padded_calls"} <= set(names)
     assert any("per-turn return of pays_per_good_turn" in note for note in report.notes)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("training")
+def test_a_real_trl_run_logs_the_per_turn_figures_and_warns_when_no_turn_is_judged(tmp_path, monkeypatch):
+    from trl_helpers import tiny_train_config
+
+    from rewardsmith.train import run
+
+    monkeypatch.setenv("REWARDSMITH_CACHE", str(Path(__file__).resolve().parents[1] / ".cache"))
+    config = tiny_train_config(tmp_path / "run", ["tool_success_turns", "think_format"], max_steps=2)
+    config["health"] = {"window": 2}
+    result = run(config)  # the tiny model writes no tool calls: no turn is judged
+    logged = [e for e in result.trainer.state.log_history if "turns/tool_success_turns/judged_share" in e]
+    assert logged and all(e["turns/tool_success_turns/judged_share"] == 0.0 for e in logged)
+    assert all(e["turns/tool_success_turns/turns_per_rollout"] == 1.0 for e in logged)  # one assistant turn each
+    warnings = {w["kind"]: w for w in result.summary.health["warnings"]}
+    assert "tool_success_turns" in warnings["unjudged_turns"]["message"]

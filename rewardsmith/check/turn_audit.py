@@ -28,9 +28,9 @@ def turn_return(reward: Reward) -> TurnReward | None:
     already is that sum (or the reward is not per turn).
 
     >>> from rewardsmith import get_reward
-    >>> turn_return(get_reward("tool_success_turns")) is None, turn_return(get_reward("think_format"))
+    >>> turn_return(get_reward("tool_success_turns", aggregate="sum")) is None, turn_return(get_reward("think_format"))
     (True, None)
-    >>> turn_return(get_reward("tool_success_turns", aggregate="min")).aggregate
+    >>> turn_return(get_reward("tool_success_turns")).aggregate  # its one number is the min
     'sum'
     """
     if not isinstance(reward, TurnReward) or reward.aggregate == "sum":

@@ -12,6 +12,8 @@ judges and the ``rewards`` command. The rest comes with extras:
   ``ifeval`` reward's sentence, word-token and language constraints,
   ``language_consistency``, ``repetition`` with ``language="zh"``);
 * ``verifiers``: verifiers 0.4 (rewardsmith rewards as verifiers task rewards);
+* ``ors``: ors-sdk (an Open Reward Standard server for rewardsmith rewards and environments);
+* ``openenv``: OpenEnv (rubrics both ways; not in ``all``: it cannot share an environment with verifiers);
 * ``vllm``, ``qlora``: CUDA-only additions for training;
 * ``all``: everything that installs on any machine (``make install`` uses it).
 
@@ -35,6 +37,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "serve": ("starlette", "uvicorn"),
     "ray": ("ray",),
     "verifiers": ("verifiers",),
+    "ors": ("ors",),
+    "openenv": ("openenv",),
     "text": ("nltk", "punkt", "langdetect", "jieba"),
     "vllm": ("vllm",),
     "qlora": ("bitsandbytes",),

@@ -47,6 +47,8 @@ __all__ = [
 #: The ways to make one number of a rollout's turn scores.
 AGGREGATES = ("sum", "mean", "last", "min", "discounted", "progress")
 UNITS = ("turn", "call")
+#: Turns spelled out in a result's reason (every turn's reason is in its metrics).
+REASON_TURNS = 50
 
 
 class Turn(NamedTuple):
@@ -243,8 +245,10 @@ class TurnReward(Reward):
         word = "call" if self.unit == "call" else "turn"
         parts = [
             f"{word} {i + 1}: " + ("not judged" if s is None else f"{s:.4g}" + (f" ({why})" if why else ""))
-            for i, (s, why) in enumerate(zip(scores, reasons))
+            for i, (s, why) in enumerate(zip(scores[:REASON_TURNS], reasons))
         ]
+        if len(scores) > REASON_TURNS:
+            parts.append(f"+{len(scores) - REASON_TURNS} more {word}s (each in metrics['turn_reasons'])")
         metrics = {"turn_scores": scores, "turn_rewards": rewards, "turn_reasons": reasons}
         value = aggregate_turns(scores, self.aggregate, self.gamma)
         return RewardResult(value, "; ".join(parts) or f"no {word}s", metrics)

@@ -26,6 +26,7 @@ Building the trainer needs vLLM (a GPU machine); the scoring runs anywhere
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -68,13 +69,11 @@ def reward_list(rewards: Any, weights: Sequence[float] | None = None) -> tuple[l
         raise RewardConfigError(
             f"async_reward_funcs takes a reward or a list of rewards (a config list); got {rewards!r}"
         )
-    if all(isinstance(r, Reward) for r in rewards):
-        made, found = list(rewards), None
+    items = [r if isinstance(r, (str, dict, Reward)) else get_reward(r) for r in rewards]  # functions as rewards
+    if all(isinstance(r, Reward) for r in items):
+        made, found = items, None
     else:
-        try:
-            made, found = rewards_from_config(list(rewards))
-        except RewardConfigError:
-            made, found = [get_reward(r) for r in rewards], None
+        made, found = rewards_from_config(items)  # names and entries (weights, settings) as a config reads them
     chosen = list(weights) if weights is not None else found
     if chosen is not None and len(chosen) != len(made):
         raise RewardConfigError(f"{len(chosen)} weight(s) for {len(made)} reward(s); give one weight per reward")
@@ -109,6 +108,12 @@ def async_warnings(rewards: Any, weights: Sequence[float] | None = None, args: A
                             else "it (None where the reward needs it)"
                         )
                     )
+    notes += [
+        f"reward {c.name} normalises with normalize='minmax' over the batch it is called with: the async trainer "
+        "calls it once per prompt's group, so it normalises within the group (as 'zscore' and 'rank' do anyway)"
+        for c in _composites(made)
+        if getattr(c, "normalize", None) == "minmax"
+    ]
     given = dict(args) if isinstance(args, dict) else ({} if args is None else vars(args))
     aggregation = given.get("multi_objective_aggregation")
     if aggregation not in (None, "sum_then_normalize"):
@@ -123,6 +128,16 @@ def async_warnings(rewards: Any, weights: Sequence[float] | None = None, args: A
             "to async_reward_funcs (or on the rewards in the config), which applies them in one combined reward"
         )
     return notes
+
+
+def _composites(rewards: Sequence[Any]) -> list[Any]:
+    """Every composite reward among ``rewards`` and inside them."""
+    out = []
+    for reward in rewards:
+        parts = getattr(reward, "components", None)
+        if callable(parts):
+            out += [reward, *_composites(parts())]
+    return out
 
 
 def async_reward_funcs(
@@ -163,13 +178,15 @@ class _Sink:
 
     def __init__(self) -> None:
         self.values: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self.lock = threading.Lock()  # TRL runs sync reward functions on threads, side by side
 
     def __call__(self, name: str, value: float) -> None:
         if value is None or value != value:
             return
-        slot = self.values[name]
-        slot[0] += float(value)
-        slot[1] += 1.0
+        with self.lock:
+            slot = self.values[name]
+            slot[0] += float(value)
+            slot[1] += 1.0
 
     def payload(self) -> dict[str, tuple[float, float]]:
         return {name: (total, count) for name, (total, count) in self.values.items()}

@@ -5,10 +5,12 @@ its calls are right, -1 when one is not; turns without calls are not judged
 (``None``). A trainer that takes a reward per turn sees which turn went wrong,
 and its return (the sum over the turns) counts the turns that went wrong:
 padding a rollout with more good turns adds nothing, as it earns nothing in
-``tool_success`` / ``tool_schema``. One number per rollout is that sum by
-default. A form paying 1 per good turn would pay for padding in a per-turn
-trainer whatever its one number; the audit checks the per-turn return too
-(:mod:`rewardsmith.check.turn_audit`).
+``tool_success`` / ``tool_schema``. One number per rollout is the ``min`` by
+default: -1 when a turn went wrong, else 0, the all-or-nothing score of
+``tool_success`` / ``tool_schema`` one lower (``aggregate="sum"`` counts the
+turns that went wrong). A form paying 1 per good turn would pay for padding in
+a per-turn trainer whatever its one number; the audit checks the per-turn
+return too (:mod:`rewardsmith.check.turn_audit`).
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ class ToolSuccessTurns(TurnReward):
 
     What fails is what fails in ``tool_success`` (malformed, an error back,
     never ran). The reason of a turn names its first failed call. One number
-    per rollout: minus the turns that failed (``aggregate="sum"``).
+    per rollout: -1 when a turn failed, else 0 (``aggregate="min"``).
 
-    Columns: none. Range: [-turns, 0] or None.
+    Columns: none. Range: [-1, 0] or None.
 
     >>> call = {"function": {"name": "add", "arguments": {"a": 1}}}
     >>> rollout = [{"role": "assistant", "tool_calls": [call]}, {"role": "tool", "content": "2"},
@@ -48,7 +50,8 @@ class ToolSuccessTurns(TurnReward):
     """
 
     default_name = "tool_success_turns"
-    aggregate: str = "sum"
+    score_range = (-1.0, 0.0)
+    aggregate: str = "min"
     on_error: OnError = field(default="zero", kw_only=True)
 
     def score_turn(self, turn: Turn) -> RewardResult | None:
@@ -67,9 +70,9 @@ class ToolSchemaTurns(ToolsSetting, TurnReward):
 
     Tools as in ``tool_schema`` (the ``tools`` setting, else the row's
     ``tools_column``). Turns without calls, and rows without usable tools, are
-    not judged. One number per rollout: minus the turns with a bad call.
+    not judged. One number per rollout: -1 when a turn made a bad call, else 0 (``aggregate="min"``).
 
-    Columns: ``tools`` (configurable; not needed with the ``tools`` setting). Range: [-turns, 0] or None.
+    Columns: ``tools`` (configurable; not needed with the ``tools`` setting). Range: [-1, 0] or None.
 
     >>> tools = [{"name": "add", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}]
     >>> rollout = [{"role": "assistant", "tool_calls": [{"function": {"name": "add", "arguments": {"a": 1}}}]},
@@ -80,7 +83,8 @@ class ToolSchemaTurns(ToolsSetting, TurnReward):
     """
 
     default_name = "tool_schema_turns"
-    aggregate: str = "sum"
+    score_range = (-1.0, 0.0)
+    aggregate: str = "min"
     on_error: OnError = field(default="zero", kw_only=True)
 
     def score_turn(self, turn: Turn, row_tools: Any) -> RewardResult | None:
