@@ -115,3 +115,52 @@ def test_verl_reward_file_importing_its_neighbour_runs_from_the_cli(tmp_path):
     assert "No module named" not in run.stdout + run.stderr
     assert "missing a required argument" not in run.stdout + run.stderr
     assert "8 of 8 rows" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+# -- §2: the audit never audits the wrong thing -------------------------------------------------------
+
+
+def test_the_audit_reads_the_reference_from_ground_truth_and_finds_the_hedge_verls_scorer_pays(tmp_path):
+    """verl's gsm8k scorer pays ``#### 18 or 20``; the audit once took ``data_source`` as the answers and passed."""
+    run = cli(
+        "check", f"{VERL}/verl_score.py:compute_score", "--dataset", str(DATA), "--no-progress", "--timeout", "0",
+        "--families", "empty,hedging,lists,numbers", cwd=tmp_path,
+    )  # fmt: skip
+    out = run.stdout
+    assert "reference answers ground_truth (the reward reads it)" in out, out[-3000:] + run.stderr[-2000:]
+    assert "hedging/in_block_right_first" in out and run.returncode == 1
+    assert "not run: numbers: no row is a number puzzle" in out
+
+
+def test_an_ambiguous_reference_column_is_an_error_naming_answer_column(tmp_path):
+    data = tmp_path / "two.jsonl"
+    data.write_text(json.dumps({"prompt": "2+2?", "answer": "4", "target": "5"}) + "\n")
+    run = cli("check", "think_format", "--dataset", str(data), "--no-progress", "--timeout", "0", cwd=tmp_path)
+    assert run.returncode != 0 and "--answer-column" in run.stdout + run.stderr
+    assert "'answer' or 'target'" in run.stdout + run.stderr
+    chosen = cli(
+        "check", "think_format", "--dataset", str(data), "--no-progress", "--timeout", "0", "--answer-column",
+        "target", "--families", "empty", cwd=tmp_path,
+    )  # fmt: skip
+    assert "reference answers target (named with --answer-column)" in chosen.stdout, chosen.stdout + chosen.stderr
+
+
+def test_families_without_reference_answers_say_why_they_did_not_run():
+    from rewardsmith import check
+
+    report = check("think_format", [{"prompt": "Say hi."}], families=["empty", "hedging"], timeout=None, progress=False)
+    assert report.summary["not_run"]["hedging"].startswith("no reference answers")
+    assert "--answer-column" in report.summary["not_run"]["hedging"]
+
+
+def test_references_that_score_the_lowest_value_are_said_to_and_fail():
+    from rewardsmith import check
+
+    def always_minus_one(data_source, solution_str, ground_truth, extra_info=None):
+        return -1.0
+
+    rows = [{"prompt": f"{a}+{a}?", "ground_truth": str(2 * a), "data_source": "x", "solution": f"#### {2 * a}"}
+            for a in range(3)]  # fmt: skip
+    report = check(always_minus_one, rows, families=["empty"], timeout=None, progress=False)
+    assert report.summary["gold"]["same_score"] == -1.0 and report.summary["gold"]["share_at_maximum"] is None
+    assert any("scored the lowest value seen" in f.message for f in report.findings) and not report.passed

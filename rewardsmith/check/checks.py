@@ -144,6 +144,8 @@ def gold(
     if not golds:
         return {"rows": 0}, []
     scored = [r.score for r in records if r.score is not None]
+    if not reward.score_range and scored and min(scored) == max(scored):
+        return _gold_all_same(golds, scored[0], limits, prompts)
     top = reward.score_range[1] if reward.score_range else (max(scored) if scored else 1.0)
     misses = [r for r in golds if not reaches(r.score, top)]
     share = 1 - len(misses) / len(golds)
@@ -163,6 +165,29 @@ def gold(
                     first.example(top, prompts.get(first.row, "")))
         )  # fmt: skip
     return part, found
+
+
+def _gold_all_same(
+    golds: list[Record], value: float, limits: Thresholds, prompts: dict[int, str]
+) -> tuple[dict[str, Any], list[Finding]]:
+    """Every sample, the references too, got one score: they scored the lowest value seen, not the maximum."""
+    part = {
+        "rows": len(golds),
+        "maximum": None,
+        "share_at_maximum": None,
+        "same_score": value,
+        "not_scored": sum(1 for r in golds if r.score is None),
+        "misses": [],
+    }
+    if limits.min_gold is None:
+        return part, []
+    first = next((r for r in golds if r.score is not None), golds[0])
+    message = (
+        f"every score of the audit was {value:g}, the {len(golds)} reference solutions' too: the references scored "
+        f"the lowest value seen, so the reward tells nothing apart; first (row {first.row}): {first.reason[:160]}"
+    )
+    example = first.example(value, prompts.get(first.row, ""))
+    return part, [Finding("gold", "gold", message, 0.0, limits.min_gold, example)]
 
 
 _TRUE = {"1", "true", "yes", "y", "correct", "right", "pass", "passed", "good", "positive"}
