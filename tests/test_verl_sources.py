@@ -164,3 +164,49 @@ def test_references_that_score_the_lowest_value_are_said_to_and_fail():
     report = check(always_minus_one, rows, families=["empty"], timeout=None, progress=False)
     assert report.summary["gold"]["same_score"] == -1.0 and report.summary["gold"]["share_at_maximum"] is None
     assert any("scored the lowest value seen" in f.message for f in report.findings) and not report.passed
+
+
+# -- §3: a shape mismatch is found before the model loads ----------------------------------------------
+
+
+def _shape_config(tmp_path: Path, kwargs: dict | None = None, steps: int = 2) -> Path:
+    import yaml
+
+    entry = {"name": str(ROOT / "tests" / "data" / "trl_strings.py") + ":has_answer_tags"}
+    if kwargs:
+        entry["kwargs"] = kwargs
+    config = {
+        "model": {"name_or_path": "builtin:tiny"},
+        "dataset": {"source": str(DATA), "max_samples": 8},
+        "rewards": [entry],
+        "trainer": {"max_steps": steps, "per_device_train_batch_size": 4, "num_generations": 4,
+                    "max_completion_length": 8, "logging_steps": 1, "learning_rate": 1e-3, "use_cpu": True,
+                    "bf16": False, "report_to": "none", "save_strategy": "no", "output_dir": str(tmp_path / "out")},
+    }  # fmt: skip
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_a_string_function_on_chat_data_is_refused_in_the_dry_run_naming_completion_shape(tmp_path):
+    run = cli("train", str(_shape_config(tmp_path)), "--dry-run", cwd=tmp_path)
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out[-3000:]
+    assert "has_answer_tags" in out and "completion_shape: text" in out and "expected string" in out
+    fixed = cli("train", str(_shape_config(tmp_path, {"completion_shape": "text"})), "--dry-run", cwd=tmp_path)
+    assert fixed.returncode == 0, (fixed.stdout + fixed.stderr)[-3000:]
+
+
+@pytest.mark.slow
+def test_completion_shape_text_passes_strings_in_training(tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from rewardsmith.train import run
+
+    monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
+    config = _shape_config(tmp_path, {"completion_shape": "text"}, steps=1)
+    state = run(str(config), console=Console(file=io.StringIO())).trainer.state
+    assert state.global_step == 1  # on chat data the function raised TypeError at step 1 without the setting
+    assert any("rewards/has_answer_tags/mean" in h for h in state.log_history)

@@ -18,7 +18,7 @@ from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.engine import ON_ERROR_DEFAULT, OnError
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.injection import COMPLETION_INPUTS, Column, Input, Value
-from rewardsmith.core.inputs import RESERVED_KWARGS, Batch
+from rewardsmith.core.inputs import RESERVED_KWARGS, Batch, prompt_text
 from rewardsmith.core.pickling import function_ref, resolve_function_ref
 from rewardsmith.core.reward import Reward
 
@@ -179,7 +179,9 @@ class _TrlCall:
     and that shape is kept for every later call of this reward object. So a
     function written for chat data scores the same text in training, in
     ``rewardsmith eval`` over a text column and in ``reward.check(text)``.
-    ``"chat"`` always converts plain text; ``"text"`` never does.
+    ``"chat"`` always converts plain text; ``"text"`` passes the text of each
+    completion (and of each prompt's last user message) even when TRL passes
+    chat messages, for a function written for strings on a conversational dataset.
 
     A function without ``**kwargs`` receives only the arguments it names
     (TRL itself would crash on the others).
@@ -224,6 +226,8 @@ class _TrlCall:
         completions = batch.completions
         if chat:
             prompts, completions = _as_chat(prompts, "user"), _as_chat(completions, "assistant")
+        elif self.completion_shape == "text":
+            prompts, completions = [prompt_text(p) for p in prompts], batch.texts
         arguments = {"prompts": prompts, "completions": completions, "completion_ids": batch.completion_ids}
         arguments.update(batch.kwargs())
         takes_all, names = self._signature_facts()

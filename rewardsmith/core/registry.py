@@ -156,7 +156,10 @@ def _instantiate(target: Any, settings: dict[str, Any], label: str) -> Reward:
         if kind == "sample":
             made = reward(target).configure(**settings)
         elif kind == "batch":
+            shape = settings.pop("completion_shape", None)  # how rewardsmith calls it, not one of its arguments
             made = reward_from_callable(functools.partial(target, **settings) if settings else target)
+            if shape is not None:
+                made = made.replace(completion_shape=shape)
         else:
             if kind == "ambiguous" and not _binds(target, settings):
                 raise RewardConfigError(_ambiguous_message(target, settings, label))
