@@ -1,8 +1,9 @@
 """verl, TinyZero and DeepScaleR reward functions and data, used as their authors write them.
 
-The fixtures in tests/data/verl/ are written for these tests in those projects' layouts: a verl custom
-reward file that imports the scorer beside it, verl's dataset layout (``data_source``, chat ``prompt``,
-``ability``, ``reward_model: {style, ground_truth}``, ``extra_info``), TinyZero's countdown scorer.
+The code in examples/ports/verl and examples/ports/tinyzero is written for rewardsmith in those projects'
+style (a verl custom reward file that imports the scorer beside it, TinyZero's countdown scorer);
+tests/data/verl/gsm8k_verl.jsonl is 8 GSM8K test rows in verl's dataset layout (``data_source``, chat
+``prompt``, ``ability``, ``reward_model: {style, ground_truth}``, ``extra_info``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.data import prepare_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
-VERL = ROOT / "tests" / "data" / "verl"
-DATA = VERL / "gsm8k_verl.jsonl"
+VERL = ROOT / "examples" / "ports" / "verl"
+TINYZERO = ROOT / "examples" / "ports" / "tinyzero"
+FIXTURES = ROOT / "tests" / "data" / "verl"
+DATA = FIXTURES / "gsm8k_verl.jsonl"
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -61,7 +64,7 @@ def test_verl_custom_reward_scores_with_its_row_and_logs_the_dict_as_metrics():
 
 
 def test_tinyzero_scorer_from_a_file_takes_its_own_settings():
-    made = get_reward({"name": f"{VERL}/countdown.py:compute_score", "kwargs": {"format_score": 0.0}})
+    made = get_reward({"name": f"{TINYZERO}/countdown.py:compute_score", "kwargs": {"format_score": 0.0}})
     truth = {"target": 8, "numbers": [3, 5]}
     assert made(completions=["<answer>3 + 5</answer>", "<answer>5 + 3 + 0</answer>"], ground_truth=[truth] * 2) == [
         1.0,
@@ -70,7 +73,7 @@ def test_tinyzero_scorer_from_a_file_takes_its_own_settings():
 
 
 def test_an_agent_reward_file_as_docs_show_is_a_per_sample_reward():
-    made = get_reward({"name": f"{VERL}/agent_reward.py:used_a_tool"})
+    made = get_reward({"name": f"{FIXTURES}/agent_reward.py:used_a_tool"})
     rollout = [
         {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "add", "arguments": "{}"}}]},
         {"role": "tool", "content": "4"},
@@ -81,9 +84,9 @@ def test_an_agent_reward_file_as_docs_show_is_a_per_sample_reward():
 
 def test_a_function_naming_no_completion_without_its_settings_is_an_error_saying_how_to_mark_it():
     with pytest.raises(RewardConfigError, match=r"cannot tell whether make_threshold\(threshold, bonus\)") as err:
-        get_reward(f"{VERL}/ambiguous.py:make_threshold")
+        get_reward(f"{FIXTURES}/ambiguous.py:make_threshold")
     assert "`completion`" in str(err.value) and "kwargs" in str(err.value)
-    made = get_reward({"name": f"{VERL}/ambiguous.py:make_threshold", "kwargs": {"threshold": 2, "bonus": 0.5}})
+    made = get_reward({"name": f"{FIXTURES}/ambiguous.py:make_threshold", "kwargs": {"threshold": 2, "bonus": 0.5}})
     assert made(completions=["abc", "a"]) == [1.5, 0.5]
 
 
@@ -105,6 +108,10 @@ def test_verl_layout_loads_as_is_from_jsonl_and_parquet(tmp_path):
         builtin = get_reward("gsm8k_accuracy")
         batch = {k: ds[k][:2] for k in ds.column_names}
         assert builtin(completions=["#### 18", "#### 18"], **batch) == [1.0, 0.0]
+    from rewardsmith.core.errors import DatasetError
+
+    with pytest.raises(DatasetError, match=r"verl's layout .* loads as it is, without a converter"):
+        prepare_dataset(str(DATA), "train", converter="gsm8k")
 
 
 def test_verl_reward_file_importing_its_neighbour_runs_from_the_cli(tmp_path):
@@ -153,7 +160,7 @@ def test_families_without_reference_answers_say_why_they_did_not_run():
     assert "--answer-column" in report.summary["not_run"]["hedging"]
 
 
-def test_references_that_score_the_lowest_value_are_said_to_and_fail():
+def test_references_that_score_the_lowest_value_are_said_to():
     from rewardsmith import check
 
     def always_minus_one(data_source, solution_str, ground_truth, extra_info=None):
@@ -163,7 +170,17 @@ def test_references_that_score_the_lowest_value_are_said_to_and_fail():
             for a in range(3)]  # fmt: skip
     report = check(always_minus_one, rows, families=["empty"], timeout=None, progress=False)
     assert report.summary["gold"]["same_score"] == -1.0 and report.summary["gold"]["share_at_maximum"] is None
-    assert any("scored the lowest value seen" in f.message for f in report.findings) and not report.passed
+    assert not report.passed and "not_exercised" in {f.name for f in report.findings}
+    import io
+
+    from rich.console import Console
+
+    from rewardsmith.check.terminal import print_summary
+
+    printed = io.StringIO()
+    print_summary(report.summary, Console(file=printed, width=200))
+    assert "the references scored the lowest value seen" in printed.getvalue()
+    assert "score the maximum" not in printed.getvalue()
 
 
 # -- §3: a shape mismatch is found before the model loads ----------------------------------------------
@@ -210,3 +227,47 @@ def test_completion_shape_text_passes_strings_in_training(tmp_path, monkeypatch)
     state = run(str(config), console=Console(file=io.StringIO())).trainer.state
     assert state.global_step == 1  # on chat data the function raised TypeError at step 1 without the setting
     assert any("rewards/has_answer_tags/mean" in h for h in state.log_history)
+
+
+def test_check_without_a_config_follows_the_datas_prompt_shape():
+    from rewardsmith import check
+
+    seen: list[str] = []
+
+    def sees(prompts, completions, **kwargs):
+        seen.extend(type(p).__name__ for p in prompts)
+        return [0.0] * len(completions)
+
+    text = [{"prompt": "A conversation. User: 2+2? Assistant: <think>", "answer": "4"}]
+    check(sees, text, families=["empty"], timeout=None, progress=False)
+    assert set(seen) == {"str"}  # TinyZero-style text prompts stay text (they were made chat messages)
+    seen.clear()
+    check(sees, [{"prompt": [{"role": "user", "content": "2+2?"}], "answer": "4"}], families=["empty"],
+          timeout=None, progress=False)  # fmt: skip
+    assert set(seen) == {"list"}
+
+
+# -- the ports: verl and TinyZero code and data, unchanged, train, evaluate and check ------------------
+
+
+def _port_main(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"port_{path.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+@pytest.mark.slow
+def test_the_verl_and_tinyzero_ports_train_evaluate_and_check(tmp_path, monkeypatch):
+    monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
+    verl = _port_main(VERL / "main.py")(tmp_path / "verl", steps=1)
+    assert verl["steps"] == 1 and verl["eval"]["compute_score"]["mean"] == 0.5
+    assert verl["check"] == {"score": 1.0, "metrics": {"acc": True}}
+    assert verl["audit"]["answer_column"] == "ground_truth"
+    assert "hedging/in_block_right_first" in verl["audit"]["findings"]  # the scorer pays "#### 18 or 20"
+    tinyzero = _port_main(TINYZERO / "main.py")(tmp_path / "tinyzero", steps=1)
+    assert tinyzero["steps"] == 1 and tinyzero["check"] == {"compute_score": 1.0, "countdown": 1.0}
+    assert tinyzero["eval"]["compute_score"]["min"] == 0.1 and tinyzero["eval"]["countdown"]["min"] == 0.0
+    assert tinyzero["audit"] == {"answer_column": "target", "findings": []}

@@ -92,7 +92,8 @@ def _resolve(spec: Any, what: str) -> Reward:
 def _load(dataset: Any, split: str, options: dict[str, Any]) -> list[dict[str, Any]]:
     from rewardsmith.data.prepare import prepare_dataset
 
-    prepared = prepare_dataset(dataset, split, **options)
+    # Without a training config to say how prompts are shaped, follow the data: a text prompt stays text.
+    prepared = prepare_dataset(dataset, split, **{"conversational": "auto", **options})
     rows = [dict(row) for row in prepared]
     if not rows:
         raise DatasetError("the dataset has no rows to check")

@@ -145,7 +145,7 @@ def gold(
         return {"rows": 0}, []
     scored = [r.score for r in records if r.score is not None]
     if not reward.score_range and scored and min(scored) == max(scored):
-        return _gold_all_same(golds, scored[0], limits, prompts)
+        return _gold_all_same(golds, scored[0])
     top = reward.score_range[1] if reward.score_range else (max(scored) if scored else 1.0)
     misses = [r for r in golds if not reaches(r.score, top)]
     share = 1 - len(misses) / len(golds)
@@ -167,10 +167,11 @@ def gold(
     return part, found
 
 
-def _gold_all_same(
-    golds: list[Record], value: float, limits: Thresholds, prompts: dict[int, str]
-) -> tuple[dict[str, Any], list[Finding]]:
-    """Every sample, the references too, got one score: they scored the lowest value seen, not the maximum."""
+def _gold_all_same(golds: list[Record], value: float) -> tuple[dict[str, Any], list[Finding]]:
+    """Every sample, the references too, got one score: they scored the lowest value seen, not "the maximum".
+
+    No finding of its own: the audit then finds that nothing was exercised (see :func:`exercised`).
+    """
     part = {
         "rows": len(golds),
         "maximum": None,
@@ -179,15 +180,7 @@ def _gold_all_same(
         "not_scored": sum(1 for r in golds if r.score is None),
         "misses": [],
     }
-    if limits.min_gold is None:
-        return part, []
-    first = next((r for r in golds if r.score is not None), golds[0])
-    message = (
-        f"every score of the audit was {value:g}, the {len(golds)} reference solutions' too: the references scored "
-        f"the lowest value seen, so the reward tells nothing apart; first (row {first.row}): {first.reason[:160]}"
-    )
-    example = first.example(value, prompts.get(first.row, ""))
-    return part, [Finding("gold", "gold", message, 0.0, limits.min_gold, example)]
+    return part, []
 
 
 _TRUE = {"1", "true", "yes", "y", "correct", "right", "pass", "passed", "good", "positive"}

@@ -195,14 +195,18 @@ def choose_reference(
         ("the data's reference column", [c for c in REFERENCE_COLUMNS if c in have], False),
         ("the reward reads it", [c for c in read if c not in METADATA_COLUMNS and not _is_reference_name(c)], True),
     ]
+    fallback: Reference | None = None  # a column named as a reference with no answer in it (a dict of tests)
     for how, names, strict in steps:
         usable = [c for c in names if answer_text(first.get(c)) is not None]
-        candidates = usable if strict else usable or names
-        if len(candidates) > 1 and SOLUTION in candidates:  # a worked solution is the reference answer only alone
-            candidates.remove(SOLUTION)
-        if candidates:
-            _raise_if_they_disagree(candidates, rows, option)
-            return Reference(candidates[0], how)
+        if len(usable) > 1 and SOLUTION in usable:  # a worked solution is the reference answer only alone
+            usable.remove(SOLUTION)
+        if usable:
+            _raise_if_they_disagree(usable, rows, option)
+            return Reference(usable[0], how)
+        if names and not strict and fallback is None:
+            fallback = Reference(names[0], how)
+    if fallback is not None:
+        return fallback
     return Reference(None, "none found")
 
 

@@ -1,4 +1,4 @@
-"""A countdown scorer in the style of TinyZero's ``reward_score/countdown.py`` (written for these tests).
+"""A countdown scorer in the style of TinyZero's ``reward_score/countdown.py`` (written for rewardsmith, not copied).
 
 ``ground_truth`` is ``{"target": int, "numbers": [int, ...]}``; the equation is
 the last ``<answer>`` block. Every number must be used exactly once.
