@@ -23,8 +23,10 @@ from rewardsmith.data import prepare_dataset
 ROOT = Path(__file__).resolve().parents[1]
 VERL = ROOT / "examples" / "ports" / "verl"
 TINYZERO = ROOT / "examples" / "ports" / "tinyzero"
+VERIFIERS = ROOT / "examples" / "ports" / "verifiers"
 FIXTURES = ROOT / "tests" / "data" / "verl"
 DATA = FIXTURES / "gsm8k_verl.jsonl"
+SHARED = ROOT.parent / "shared" / "data"
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -247,7 +249,7 @@ def test_check_without_a_config_follows_the_datas_prompt_shape():
     assert set(seen) == {"list"}
 
 
-# -- the ports: verl and TinyZero code and data, unchanged, train, evaluate and check ------------------
+# -- the ports: verl, TinyZero and verifiers code and data, unchanged, train, evaluate and check ------------------
 
 
 def _port_main(path: Path):
@@ -260,7 +262,7 @@ def _port_main(path: Path):
 
 
 @pytest.mark.slow
-def test_the_verl_and_tinyzero_ports_train_evaluate_and_check(tmp_path, monkeypatch):
+def test_the_verl_tinyzero_and_verifiers_ports_train_evaluate_and_check(tmp_path, monkeypatch):
     monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
     verl = _port_main(VERL / "main.py")(tmp_path / "verl", steps=1)
     assert verl["steps"] == 1 and verl["eval"]["compute_score"]["mean"] == 0.5
@@ -271,3 +273,30 @@ def test_the_verl_and_tinyzero_ports_train_evaluate_and_check(tmp_path, monkeypa
     assert tinyzero["steps"] == 1 and tinyzero["check"] == {"compute_score": 1.0, "countdown": 1.0}
     assert tinyzero["eval"]["compute_score"]["min"] == 0.1 and tinyzero["eval"]["countdown"]["min"] == 0.0
     assert tinyzero["audit"] == {"answer_column": "target", "findings": []}
+    pytest.importorskip("verifiers.v1")
+    verifiers = _port_main(VERIFIERS / "main.py")(tmp_path / "verifiers", steps=1)
+    assert verifiers["steps"] == 1 and verifiers["eval"]["GSM8KTask"]["max"] == 1.2
+    assert verifiers["explain"] == {"score": 1.2, "metrics": {"boxed_format": 1.0, "correct_answer": 1.0,
+                                                              "reply_chars": 12.0}}  # fmt: skip
+    assert verifiers["audit"] == {"answer_column": "answer", "passed": False}
+
+
+# -- verifiers: a task class with its weighted rewards and metrics is a reward ---------------------------
+
+
+def test_a_verifiers_task_class_scores_with_its_own_weighted_rewards_and_metrics():
+    pytest.importorskip("verifiers.v1")
+    made = get_reward({"name": f"{VERIFIERS}/gsm8k_env.py:GSM8KTask"})
+    result = made.explain(prompts=["1 + 1?"], completions=["So \\boxed{2}"], answer=["2"])[0]
+    assert result.score == 1.2 and result.metrics == {"correct_answer": 1.0, "boxed_format": 1.0, "reply_chars": 12.0}
+    assert made.scores(completions=[[{"role": "assistant", "content": "It is 3."}]], answer=["2"]) == [0.0]
+
+
+def test_a_verifiers_task_runs_in_the_cli_check(tmp_path):
+    pytest.importorskip("verifiers.v1")
+    run = cli(
+        "check", f"{VERIFIERS}/gsm8k_env.py:GSM8KTask", "--dataset", str(SHARED / "gsm8k_test.jsonl"), "--converter",
+        "gsm8k", "--max-samples", "4", "--families", "empty,hedging", "--no-progress", "--timeout", "0", cwd=tmp_path,
+    )  # fmt: skip
+    assert "4 of 4 rows" in run.stdout and "reference answers answer" in run.stdout, run.stdout[-2000:] + run.stderr
+    assert "hedging/" in run.stdout  # the task's last-number reward pays "7 or 18": the audit says so

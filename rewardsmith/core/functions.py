@@ -472,9 +472,11 @@ def callable_kind(obj: Any) -> str:
 
 
 def reward_from_callable(obj: Any) -> Reward:
-    """A :class:`Reward` from a ``Reward`` class, a TRL batch function, or a per-sample function.
+    """A :class:`Reward` from a ``Reward`` class, a TRL batch function, a per-sample function, or a verifiers task.
 
-    A ``Reward`` subclass is instantiated with its defaults; a function that
+    A ``Reward`` subclass is instantiated with its defaults; a verifiers task
+    class (``vf.Task`` subclass) scores with its own rewards
+    (:mod:`rewardsmith.integrations.verifiers_tasks`); a function that
     takes ``completions`` (or only ``**kwargs``) is a TRL batch function; one
     that takes ``completion`` or ``messages`` is a per-sample function.
     :func:`~rewardsmith.get_reward` uses it for everything that is not a name.
@@ -486,6 +488,9 @@ def reward_from_callable(obj: Any) -> Reward:
         return obj
     if isinstance(obj, type) and issubclass(obj, Reward):
         return obj()
+    task = _verifiers_task(obj)
+    if task is not None:
+        return task
     if isinstance(obj, type) and callable_kind(obj) in ("factory", "ambiguous"):
         try:  # a reward class written for another library: an instance with its defaults is the reward
             instance = obj()
@@ -508,6 +513,13 @@ def reward_from_callable(obj: Any) -> Reward:
     if kind == "sample":
         return reward(obj)
     raise RewardConfigError(_unknown_signature_message(obj))
+
+
+def _verifiers_task(obj: Any) -> Reward | None:
+    """A verifiers task class as a reward (its rewards and metrics run on each completion), else ``None``."""
+    from rewardsmith.integrations.verifiers_tasks import VerifiersTaskReward, is_verifiers_task
+
+    return VerifiersTaskReward(task=obj) if is_verifiers_task(obj) else None
 
 
 def _unknown_signature_message(obj: Any) -> str:

@@ -149,7 +149,9 @@ def _instantiate(target: Any, settings: dict[str, Any], label: str) -> Reward:
     if isinstance(target, type) and issubclass(target, Reward):
         return _construct(target, settings, label)
     engine = {k: settings.pop(k) for k in ENGINE_SETTINGS if k in settings}
-    if isinstance(target, type):
+    if isinstance(target, type) and not settings and not issubclass(target, Reward):
+        made = reward_from_callable(target)  # a class with its defaults, or a verifiers task class
+    elif isinstance(target, type):
         made = reward_from_callable(_construct(target, settings, label))
     elif callable(target):
         kind = callable_kind(target)
