@@ -300,3 +300,21 @@ def test_a_verifiers_task_runs_in_the_cli_check(tmp_path):
     )  # fmt: skip
     assert "4 of 4 rows" in run.stdout and "reference answers answer" in run.stdout, run.stdout[-2000:] + run.stderr
     assert "hedging/" in run.stdout  # the task's last-number reward pays "7 or 18": the audit says so
+
+
+def test_a_verl_batch_reward_function_is_a_reward_with_its_settings():
+    made = get_reward({"name": f"{FIXTURES}/batch_score.py:compute_score", "kwargs": {"bonus": 0.5}})
+    logged: dict[str, float] = {}
+    scores = made(
+        completions=["so #### 18", "#### 3"], data_source=["openai/gsm8k"] * 2, ground_truth=["18", "18"],
+        log_metric=logged.__setitem__,
+    )  # fmt: skip
+    assert scores == [1.5, 0.5] and logged["compute_score/acc"] == 0.5
+    assert made.required_columns == ["data_source", "ground_truth"] and made.optional_columns == ["extra_info"]
+
+
+def test_a_deepscaler_style_reward_returning_a_bool_with_list_ground_truths_runs():
+    made = get_reward({"name": f"{FIXTURES}/deepscaler_style.py:deepscaler_reward_fn"})
+    texts = ["<think>2+2</think> \\boxed{4}", "\\boxed{4}", "<think>.</think> \\boxed{5}"]
+    assert made(completions=texts, ground_truth=[["4", "4.0"]] * 3) == [1.0, 0.0, 0.0]
+    assert made.settings == {"enable_llm": False}

@@ -437,9 +437,10 @@ _BATCH_PARAMS = {"completions", "prompts", "completion_ids"}
 
 
 def callable_kind(obj: Any) -> str:
-    """How a plain callable wants to be called: ``"batch"``, ``"sample"``, ``"factory"`` or ``"ambiguous"``.
+    """How a plain callable wants to be called: ``batch``, ``verl_batch``, ``sample``, ``factory`` or ``ambiguous``.
 
-    A TRL reward function takes ``completions`` (or only ``**kwargs``). A
+    A TRL reward function takes ``completions`` (or only ``**kwargs``); verl's
+    batched one takes ``solution_strs`` (``"verl_batch"``). A
     per-sample function names the completion by one of the inputs that hold it
     (:data:`~rewardsmith.core.injection.COMPLETION_INPUTS`: ``completion``,
     verl's ``solution_str``, ``messages``, ``final_message``, ``tool_calls``,
@@ -462,6 +463,8 @@ def callable_kind(obj: Any) -> str:
     names = set(params)
     if names & _BATCH_PARAMS:
         return "batch"
+    if "solution_strs" in names:  # verl's batch reward manager: rewardsmith.core.verl_batch
+        return "verl_batch"
     if names & COMPLETION_INPUTS:
         return "sample"
     kinds = {p.kind for p in params.values()}
@@ -512,6 +515,10 @@ def reward_from_callable(obj: Any) -> Reward:
         return AsyncBatchFunctionReward(obj) if is_async else BatchFunctionReward(obj)
     if kind == "sample":
         return reward(obj)
+    if kind == "verl_batch":
+        from rewardsmith.core.verl_batch import VerlBatchFunctionReward
+
+        return VerlBatchFunctionReward(fn=obj)
     raise RewardConfigError(_unknown_signature_message(obj))
 
 

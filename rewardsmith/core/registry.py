@@ -157,6 +157,8 @@ def _instantiate(target: Any, settings: dict[str, Any], label: str) -> Reward:
         kind = callable_kind(target)
         if kind == "sample":
             made = reward(target).configure(**settings)
+        elif kind == "verl_batch":
+            made = reward_from_callable(functools.partial(target, **settings) if settings else target)
         elif kind == "batch":
             shape = settings.pop("completion_shape", None)  # how rewardsmith calls it, not one of its arguments
             made = reward_from_callable(functools.partial(target, **settings) if settings else target)
