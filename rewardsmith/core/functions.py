@@ -491,9 +491,9 @@ def reward_from_callable(obj: Any) -> Reward:
         return obj
     if isinstance(obj, type) and issubclass(obj, Reward):
         return obj()
-    task = _verifiers_task(obj)
-    if task is not None:
-        return task
+    adapted = _foreign_reward(obj)
+    if adapted is not None:
+        return adapted
     if isinstance(obj, type) and callable_kind(obj) in ("factory", "ambiguous"):
         try:  # a reward class written for another library: an instance with its defaults is the reward
             instance = obj()
@@ -522,11 +522,29 @@ def reward_from_callable(obj: Any) -> Reward:
     raise RewardConfigError(_unknown_signature_message(obj))
 
 
-def _verifiers_task(obj: Any) -> Reward | None:
-    """A verifiers task class as a reward (its rewards and metrics run on each completion), else ``None``."""
-    from rewardsmith.integrations.verifiers_tasks import VerifiersTaskReward, is_verifiers_task
+#: Classes of other libraries that are rewards as they are: (the module prefix and name of a base class) to
+#: the import path of the reward that adapts them, loaded only when such a class is given (the core imports no
+#: integration).
+FOREIGN_REWARDS: dict[tuple[str, str], str] = {
+    ("verifiers.", "Task"): "rewardsmith.integrations.verifiers_tasks:task_reward",
+}
 
-    return VerifiersTaskReward(task=obj) if is_verifiers_task(obj) else None
+
+def _foreign_reward(obj: Any) -> Reward | None:
+    """A class of another library that is a reward as it is (a verifiers task), adapted; else ``None``.
+
+    >>> _foreign_reward(int) is None
+    True
+    """
+    if not isinstance(obj, type):
+        return None
+    for base in obj.__mro__:
+        for (prefix, name), path in FOREIGN_REWARDS.items():
+            if base.__name__ == name and base.__module__.startswith(prefix):
+                from rewardsmith.core.lookup import import_object
+
+                return import_object(path, what="reward adapter")(obj)
+    return None
 
 
 def _unknown_signature_message(obj: Any) -> str:

@@ -18,6 +18,7 @@ the parameter has no default).
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -60,9 +61,10 @@ class VerlBatchFunctionReward(Reward):
 
     @property
     def default_name(self) -> str:
-        from rewardsmith.core.functions import callable_name
-
-        return callable_name(self.fn)
+        fn = self.fn
+        while isinstance(fn, functools.partial):  # settings bound: the function's own name
+            fn = fn.func
+        return getattr(fn, "__name__", type(fn).__name__)
 
     def _params(self) -> dict[str, inspect.Parameter]:
         return dict(inspect.signature(self.fn).parameters)

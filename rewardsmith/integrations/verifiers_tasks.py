@@ -36,7 +36,7 @@ from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.result import RewardResult
 
-__all__ = ["VerifiersTaskReward", "is_verifiers_task"]
+__all__ = ["VerifiersTaskReward", "is_verifiers_task", "task_reward"]
 
 
 def is_verifiers_task(obj: Any) -> bool:
@@ -48,6 +48,11 @@ def is_verifiers_task(obj: Any) -> bool:
     if not isinstance(obj, type):
         return False
     return any(c.__name__ == "Task" and c.__module__.startswith("verifiers.") for c in obj.__mro__)
+
+
+def task_reward(task: type) -> VerifiersTaskReward:
+    """The reward a verifiers task class is (what :func:`~rewardsmith.get_reward` makes of one)."""
+    return VerifiersTaskReward(task=task)
 
 
 _ROLES = ("system", "user", "assistant", "tool")
