@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rewardsmith.core.callables import callable_kind, reward_from_callable
 from rewardsmith.core.errors import RewardConfigError, UnknownRewardError
-from rewardsmith.core.functions import callable_kind, reward, reward_from_callable
+from rewardsmith.core.functions import reward
 from rewardsmith.core.lookup import Registry
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.plugins import load_plugins
