@@ -318,3 +318,16 @@ def test_a_deepscaler_style_reward_returning_a_bool_with_list_ground_truths_runs
     texts = ["<think>2+2</think> \\boxed{4}", "\\boxed{4}", "<think>.</think> \\boxed{5}"]
     assert made(completions=texts, ground_truth=[["4", "4.0"]] * 3) == [1.0, 0.0, 0.0]
     assert made.settings == {"enable_llm": False}
+
+
+def test_check_refuses_the_same_shape_mismatch_as_the_dry_run(tmp_path):
+    run = cli(
+        "check", f"{ROOT / 'tests' / 'data' / 'trl_strings.py'}:has_answer_tags", "--dataset", str(DATA),
+        "--no-progress", "--timeout", "0", "--families", "empty", cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode != 0 and "completion_shape: text" in run.stdout + run.stderr, run.stdout[-2000:]
+    fixed = cli(
+        "check", f"{ROOT / 'tests' / 'data' / 'trl_strings.py'}:has_answer_tags", "completion_shape=text",
+        "--dataset", str(DATA), "--no-progress", "--timeout", "0", "--families", "empty", cwd=tmp_path,
+    )  # fmt: skip
+    assert "8 of 8 rows" in fixed.stdout, fixed.stdout[-2000:] + fixed.stderr[-2000:]

@@ -38,6 +38,7 @@ from rewardsmith.core.errors import DatasetError, RewardConfigError
 from rewardsmith.core.inputs import completion_text
 from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
+from rewardsmith.data.shapes import check_completion_shapes
 from rewardsmith.rewards._text import visible_text
 
 __all__ = ["CheckReport", "Sampler", "check"]
@@ -273,6 +274,7 @@ def check(
         raise RewardConfigError("labels_column needs completions_column: the completions the labels are about")
     rows = _load(dataset, split, dataset_options)
     _check_columns(rows, made, other, completions_column, labels_column)
+    check_completion_shapes(rows, [made, *([other] if other is not None else [])])  # as the dry run does
     taken = {c for c in (completions_column, labels_column) if c}
     gold = _gold_column(rows, gold_column, taken)
     contexts, reference = build_rows(rows, made, answer_column=answer_column, gold_column=gold, exclude=sorted(taken))
