@@ -297,7 +297,7 @@ def check(
     report.summary["notes"] = report.notes
     audit_turn_return(report, made, chosen, lambda r: check(
         r, rows, families=[FAMILY], thresholds=limits, timeout=timeout, workers=workers, progress=False,
-        gold_column=gold or "", answer_column=answer_col, probe_format=probe_format,
+        gold_column=gold or "", answer_column=reference.column, probe_format=probe_format,
     ))  # fmt: skip
     if output_dir is not None:
         write_report(report, Path(output_dir))
