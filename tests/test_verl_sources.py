@@ -331,3 +331,13 @@ def test_check_refuses_the_same_shape_mismatch_as_the_dry_run(tmp_path):
         "--dataset", str(DATA), "--no-progress", "--timeout", "0", "--families", "empty", cwd=tmp_path,
     )  # fmt: skip
     assert "8 of 8 rows" in fixed.stdout, fixed.stdout[-2000:] + fixed.stderr[-2000:]
+
+
+def test_rllms_reward_fn_signature_is_a_per_sample_reward():
+    def reward_fn(data_source, llm_solution, ground_truth, extra_info=None, **kwargs):
+        return float(llm_solution.strip().endswith(str(ground_truth)))
+
+    assert get_reward(reward_fn)(completions=["so 4", "so 5"], data_source=["x", "x"], ground_truth=["4", "4"]) == [
+        1.0,
+        0.0,
+    ]

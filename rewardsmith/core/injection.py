@@ -164,6 +164,7 @@ BUILTIN_INPUTS: dict[str, Input] = {
     **TRAJECTORY_INPUTS,
     "completion": Computed(lambda batch: batch.texts),
     "solution_str": Computed(lambda batch: batch.texts),  # verl's, TinyZero's and DeepScaleR's name for it
+    "llm_solution": Computed(lambda batch: batch.texts),  # rllm's (DeepScaleR's successor) name for it
     "prompt": Computed(lambda batch: batch.prompt_texts),
     "messages": Computed(lambda batch: [batch.messages(i) for i in range(batch.n)]),
     "prompt_messages": Computed(lambda batch: [batch.prompt_messages(i) for i in range(batch.n)]),
@@ -174,9 +175,8 @@ BUILTIN_INPUTS: dict[str, Input] = {
 
 
 #: The inputs that hold the completion (or the rollout): a per-sample function names one of them.
-COMPLETION_INPUTS = frozenset(
-    {"completion", "solution_str", "messages", "completion_messages", "completion_ids", *TRAJECTORY_INPUTS}
-) - {"environment"}
+_TEXTS = ("completion", "solution_str", "llm_solution", "messages", "completion_messages", "completion_ids")
+COMPLETION_INPUTS = frozenset({*_TEXTS, *TRAJECTORY_INPUTS}) - {"environment"}
 
 
 class Injection:
