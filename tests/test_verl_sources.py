@@ -341,3 +341,16 @@ def test_rllms_reward_fn_signature_is_a_per_sample_reward():
         1.0,
         0.0,
     ]
+
+
+def test_on_sequence_passes_the_prompt_and_the_completion_as_tinyzero_does():
+    prompt = "User: 3 and 5 make 8 how? Assistant: Let me solve this step by step.\n<think>"
+    plain = get_reward(needs_the_marker)
+    sequence = get_reward({"name": f"{__file__}:needs_the_marker", "kwargs": {"on": "sequence"}})
+    batch = {"prompts": [prompt], "completions": ["3+5</think>\n<answer>3 + 5</answer>"], "ground_truth": ["</answer>"]}
+    assert plain(**batch) == [0.0] and sequence(**batch) == [1.0]
+
+
+def needs_the_marker(solution_str, ground_truth):
+    """As TinyZero's scorers do, cut the text after "Assistant:" (the completion alone has no marker)."""
+    return float("Assistant:" in solution_str and solution_str.rstrip().endswith(ground_truth))
