@@ -295,10 +295,10 @@ def check(
     report.notes += [scorer.note] if scorer.note else []
     report.summary["complete"] = run.complete
     report.summary["notes"] = report.notes
-    audit_turn_return(report, made, chosen, lambda r: check(
-        r, rows, families=[FAMILY], thresholds=limits, timeout=timeout, workers=workers, progress=False,
-        gold_column=gold or "", answer_column=reference.column, probe_format=probe_format,
-    ))  # fmt: skip
+    # the per-turn return of a per-turn reward, audited from the caller's own arguments (the same choices follow)
+    options = {"gold_column": gold_column, "answer_column": answer_column, "probe_format": probe_format}
+    options.update(thresholds=thresholds, timeout=timeout, workers=workers, progress=False)
+    audit_turn_return(report, made, chosen, lambda r: check(r, rows, families=[FAMILY], **options))
     if output_dir is not None:
         write_report(report, Path(output_dir))
     if run.interrupted:
