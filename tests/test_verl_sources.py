@@ -66,12 +66,12 @@ def test_verl_custom_reward_scores_with_its_row_and_logs_the_dict_as_metrics():
 
 
 def test_tinyzero_scorer_from_a_file_takes_its_own_settings():
-    made = get_reward({"name": f"{TINYZERO}/countdown.py:compute_score", "kwargs": {"format_score": 0.0}})
-    truth = {"target": 8, "numbers": [3, 5]}
-    assert made(completions=["<answer>3 + 5</answer>", "<answer>5 + 3 + 0</answer>"], ground_truth=[truth] * 2) == [
-        1.0,
-        0.0,
-    ]
+    entry = {"name": f"{TINYZERO}/countdown.py:compute_score", "kwargs": {"format_score": 0.0, "on": "sequence"}}
+    made = get_reward(entry)
+    truth, prompt = {"target": 8, "numbers": [3, 5]}, "User: make 8 from 3 and 5.\nAssistant: <think>"
+    texts = ["</think>\n<answer>3 + 5</answer>", "</think>\n<answer>5 + 3 + 0</answer>"]
+    assert made(prompts=[prompt] * 2, completions=texts, ground_truth=[truth] * 2) == [1.0, 0.0]
+    assert get_reward(entry["name"])(prompts=[prompt], completions=texts[:1], ground_truth=[truth]) == [0.0]
 
 
 def test_an_agent_reward_file_as_docs_show_is_a_per_sample_reward():

@@ -1,14 +1,22 @@
 """A countdown scorer in the style of TinyZero's ``reward_score/countdown.py`` (written for rewardsmith, not copied).
 
-``ground_truth`` is ``{"target": int, "numbers": [int, ...]}``; the equation is
-the last ``<answer>`` block. Every number must be used exactly once.
+``ground_truth`` is ``{"target": int, "numbers": [int, ...]}``. As TinyZero's scorer, it reads the
+text after ``Assistant:`` (it is given the prompt and the response together: ``on: sequence`` here)
+and the last ``<answer>`` block of its last line. Every number must be used exactly once.
 """
 
 import re
 
 
 def extract_solution(solution_str):
-    found = re.findall(r"<answer>(.*?)</answer>", solution_str, re.DOTALL)
+    # TinyZero scores the prompt and the response together: the response is what follows the marker
+    if "Assistant:" in solution_str:
+        solution_str = solution_str.split("Assistant:", 1)[1]
+    elif "<|im_start|>assistant" in solution_str:
+        solution_str = solution_str.split("<|im_start|>assistant", 1)[1]
+    else:
+        return None
+    found = re.findall(r"<answer>(.*?)</answer>", solution_str.split("\n")[-1])
     return found[-1].strip() if found else None
 
 

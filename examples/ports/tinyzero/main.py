@@ -8,8 +8,8 @@
   trains a base model on it.
 
 The built-in ``countdown`` reward with ``use_all_numbers: true`` asks the same of the equation (every
-number exactly once); it trains beside the port. Differences (TinyZero passes ``prompt + response``,
-this passes the response): docs/coming-from.md.
+number exactly once); it trains beside the port. TinyZero passes its scorer ``prompt + response``;
+``on: sequence`` does the same here (docs/coming-from.md).
 
     python examples/ports/tinyzero/main.py [OUTPUT_DIR]
 """
@@ -27,7 +27,8 @@ from _tiny import evaluate_text, tiny_trainer, train  # noqa: E402
 
 SCORE = f"{HERE / 'countdown.py'}:compute_score"
 DATA = HERE / "countdown.jsonl"
-REWARDS = [{"name": SCORE}, {"name": "countdown", "kwargs": {"use_all_numbers": True}}]
+#: ``on: sequence`` gives the scorer the prompt's text and the completion's, as TinyZero gives its scorers.
+REWARDS = [{"name": SCORE, "kwargs": {"on": "sequence"}}, {"name": "countdown", "kwargs": {"use_all_numbers": True}}]
 
 
 def main(output_dir: str | Path, steps: int = 2) -> dict[str, Any]:
@@ -48,8 +49,14 @@ def main(output_dir: str | Path, steps: int = 2) -> dict[str, Any]:
     texts = ["3 and 5.</think>\n<answer>3 + 5</answer>", "</think>\n<answer>5 + 3 + 0</answer>"]
     report = evaluate_text(config, [{**row, "completion": text} for text in texts], out / "eval")
     columns = {"ground_truth": row["reward_model"]["ground_truth"], "nums": row["nums"], "target": row["target"]}
-    checked = {spec["name"].rpartition(":")[2]: get_reward(spec).check(texts[0], **columns).score for spec in REWARDS}
-    audit = check(SCORE, str(DATA), split="train", families=["empty", "numbers"], timeout=None, progress=False)
+    prompt = row["prompt"][0]["content"]
+    checked = {
+        spec["name"].rpartition(":")[2]: get_reward(spec).check(texts[0], prompt, **columns).score for spec in REWARDS
+    }
+    # TinyZero reads the answer block on the last line only: the audit is told that format
+    shape = "{reasoning}</think>\n<answer>{answer}</answer>"
+    audit = check(REWARDS[0], str(DATA), split="train", families=["empty", "numbers"], probe_format=shape,
+                  timeout=None, progress=False)  # fmt: skip
     found = sorted(f.name for f in audit.findings)
     return {
         "steps": trained.trainer.state.global_step,
