@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewardsmith.core.callables import callable_kind, reward_from_callable
 from rewardsmith.core.errors import RewardConfigError, UnknownRewardError
 from rewardsmith.core.functions import reward
 from rewardsmith.core.lookup import Registry
@@ -149,6 +148,8 @@ def _instantiate(target: Any, settings: dict[str, Any], label: str) -> Reward:
         return target.configure(**settings) if settings else target
     if isinstance(target, type) and issubclass(target, Reward):
         return _construct(target, settings, label)
+    from rewardsmith.core.callables import callable_kind, reward_from_callable  # only for what is not a name
+
     engine = {k: settings.pop(k) for k in ENGINE_SETTINGS if k in settings}
     if isinstance(target, type) and not settings and not issubclass(target, Reward):
         made = reward_from_callable(target)  # a class with its defaults, or a verifiers task class
@@ -312,6 +313,8 @@ def get_reward(spec: Any, /, **settings: Any) -> Reward:
         return _from_name(spec, settings)
     if isinstance(spec, Mapping):
         return _from_entry(spec, settings)
+    from rewardsmith.core.callables import reward_from_callable  # only for what is not a name
+
     made = reward_from_callable(spec)
     return made.configure(**settings) if settings else made
 
