@@ -22,8 +22,8 @@ from typer.testing import CliRunner
 
 from rewardsmith import get_reward
 from rewardsmith.cli import app
+from rewardsmith.core.callables import reward_from_callable
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
-from rewardsmith.core.functions import reward_from_callable
 from rewardsmith.core.problems import ConfigError
 from rewardsmith.evaluation import evaluate_config
 from rewardsmith.evaluation.summary import SummaryBuilder

@@ -22,6 +22,7 @@ from typing import Any
 
 from rewardsmith.check import checks, trajectory_probes
 from rewardsmith.check.findings import Finding, Record, Thresholds, cost_summary, preview, probe_summary
+from rewardsmith.check.not_run import families_not_run
 from rewardsmith.check.probes import (
     CALIBRATION,
     FAMILIES,
@@ -39,6 +40,7 @@ from rewardsmith.core.errors import DatasetError, RewardConfigError
 from rewardsmith.core.inputs import completion_text
 from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
+from rewardsmith.data.shapes import check_completion_shapes
 from rewardsmith.rewards._text import visible_text
 
 __all__ = ["CheckReport", "Sampler", "check"]
@@ -93,7 +95,8 @@ def _resolve(spec: Any, what: str) -> Reward:
 def _load(dataset: Any, split: str, options: dict[str, Any]) -> list[dict[str, Any]]:
     from rewardsmith.data.prepare import prepare_dataset
 
-    prepared = prepare_dataset(dataset, split, **options)
+    # Without a training config to say how prompts are shaped, follow the data: a text prompt stays text.
+    prepared = prepare_dataset(dataset, split, **{"conversational": "auto", **options})
     rows = [dict(row) for row in prepared]
     if not rows:
         raise DatasetError("the dataset has no rows to check")
@@ -227,8 +230,9 @@ def check(
         gold_column: the column of reference solutions (completions known to be right); by default
             ``solution`` (or ``reference_solution``, ``gold``) when the data has it; ``""`` for none (when
             the data's solutions are not in the format the reward expects).
-        answer_column: the column of reference answers probes are built from; by default the first
-            column the reward declares, else ``answer``.
+        answer_column: the column of reference answers probes are built from; by default chosen by meaning
+            (:mod:`rewardsmith.check.reference`: the reference column the reward reads, such as ``answer`` or
+            ``ground_truth``, else the data's); candidates that disagree are an error asking for this.
         completions_column: a column of completions (one, or a list per row) to score; with
             ``labels_column`` (right/wrong labels) it gives label agreement, with lists the signal check.
         against: a second reward scoring the same samples; their disagreements are listed.
@@ -272,9 +276,10 @@ def check(
         raise RewardConfigError("labels_column needs completions_column: the completions the labels are about")
     rows = _load(dataset, split, dataset_options)
     _check_columns(rows, made, other, completions_column, labels_column)
+    check_completion_shapes(rows, [made, *([other] if other is not None else [])])  # as the dry run does
     taken = {c for c in (completions_column, labels_column) if c}
     gold = _gold_column(rows, gold_column, taken)
-    contexts, answer_col = build_rows(rows, made, answer_column=answer_column, gold_column=gold, exclude=sorted(taken))
+    contexts, reference = build_rows(rows, made, answer_column=answer_column, gold_column=gold, exclude=sorted(taken))
     golds, prompts = [c.gold or "" for c in contexts], [c.prompt_text for c in contexts]
     candidates = candidate_formats(golds, prompts, made, given)
     scorer = Scorer(made, timeout, workers)
@@ -282,7 +287,8 @@ def check(
     columns = (completions_column, labels_column)
     run = _run(audit, rows, contexts, candidates, chosen, columns, (sample, n), progress)
     setup = _setup(made, other, dataset, split, rows, audit, scorer, run, given)
-    setup.update(answer_column=answer_col, gold_column=gold, completions_column=completions_column)
+    setup.update(answer_column=reference.column, answer_column_how=reference.how, gold_column=gold)
+    setup.update(completions_column=completions_column)
     setup.update(labels_column=labels_column)
     report = summarise(made, audit.records, audit.other, other, contexts, setup, limits, chosen, pass_threshold)
     report.complete = run.complete
@@ -442,6 +448,8 @@ def summarise(
     summary: dict[str, Any] = {"setup": setup, "thresholds": asdict(limits)}
     summary["reference"] = {"floor": floor, "how": how, **sensitivity}
     summary["probes"] = probes
+    ran = {r.family for r in probe_records}
+    summary["not_run"] = families_not_run(chosen, ran, contexts, setup.get("answer_column"))
     for name, result in (
         ("gold", checks.gold(reward, records, limits, prompts)),
         ("labels", checks.labels(records, limits, prompts, checks.pass_level(reward, pass_threshold))),

@@ -144,6 +144,8 @@ def gold(
     if not golds:
         return {"rows": 0}, []
     scored = [r.score for r in records if r.score is not None]
+    if not reward.score_range and scored and min(scored) == max(scored):
+        return _gold_all_same(golds, scored[0])
     top = reward.score_range[1] if reward.score_range else (max(scored) if scored else 1.0)
     misses = [r for r in golds if not reaches(r.score, top)]
     share = 1 - len(misses) / len(golds)
@@ -163,6 +165,22 @@ def gold(
                     first.example(top, prompts.get(first.row, "")))
         )  # fmt: skip
     return part, found
+
+
+def _gold_all_same(golds: list[Record], value: float) -> tuple[dict[str, Any], list[Finding]]:
+    """Every sample, the references too, got one score: they scored the lowest value seen, not "the maximum".
+
+    No finding of its own: the audit then finds that nothing was exercised (see :func:`exercised`).
+    """
+    part = {
+        "rows": len(golds),
+        "maximum": None,
+        "share_at_maximum": None,
+        "same_score": value,
+        "not_scored": sum(1 for r in golds if r.score is None),
+        "misses": [],
+    }
+    return part, []
 
 
 _TRUE = {"1", "true", "yes", "y", "correct", "right", "pass", "passed", "good", "positive"}

@@ -121,7 +121,12 @@ def _families(probes: dict[str, Any]) -> str:
 def _sections(s: dict[str, Any]) -> list[str]:
     parts = []
     gold = s.get("gold", {})
-    if gold.get("rows"):
+    if gold.get("rows") and gold.get("same_score") is not None:
+        parts.append(
+            f"<h2>Reference solutions</h2><p class='meta'>every score was {number(gold['same_score'])}, the "
+            f"{gold['rows']:,} reference solutions' too: the references scored the lowest value seen</p>"
+        )
+    elif gold.get("rows"):
         parts.append(
             f"<h2>Reference solutions</h2><p class='meta'>{percent(gold['share_at_maximum'])} of {gold['rows']:,} "
             f"score the maximum {number(gold['maximum'])}; {gold['not_scored']} not scored</p>"
@@ -177,10 +182,15 @@ def render_check_page(summary: dict[str, Any]) -> str:
     if not summary.get("complete", True):
         status, label = "partial", f"partial: stopped early · {label}"
     reference = summary.get("reference", {})
+    how = (
+        f" ({escape(setup['answer_column_how'])})"
+        if setup.get("answer_column") and setup.get("answer_column_how")
+        else ""
+    )
     meta = (
         f"<p class='meta'>dataset <code>{escape(setup.get('dataset', ''))}</code> · "
         f"{setup.get('rows_checked', 0):,} of {setup.get('rows', 0):,} rows · reference answers "
-        f"<code>{escape(setup.get('answer_column') or 'none')}</code> · reference solutions "
+        f"<code>{escape(setup.get('answer_column') or 'none')}</code>{how} · reference solutions "
         f"<code>{escape(setup.get('gold_column') or 'none')}</code> · formats "
         f"{escape(', '.join(setup.get('formats', [])))}"
         f" · <span class='badge {status}'>{escape(label)}</span></p>"
@@ -203,6 +213,10 @@ def render_check_page(summary: dict[str, Any]) -> str:
         parts.append("<h2>Gaming probes</h2><p class='meta'>share of rows on which each family scores as high as "
                      "the reference</p><div class='card bars' id='bars'></div>")  # fmt: skip
         parts.append("<h3>Families</h3>" + _families(probes))
+    not_run = summary.get("not_run", {})
+    if not_run:
+        rows = [[escape(family), escape(why)] for family, why in not_run.items()]
+        parts.append("<h3>Families that did not run</h3>" + _table(["family", "why"], rows, "left"))
     parts += _sections(summary)
     parts.append("<h2>Filter</h2><input id='filter' type='search' placeholder='filter examples by any text'>")
     bars = [

@@ -3,11 +3,11 @@
 Probes are built from these (:mod:`rewardsmith.check.probes`), so they fit
 whatever data and reward are audited:
 
-* the **reference answer** is read from the column the reward itself declares
-  (``answer`` for ``gsm8k_accuracy``; the first of its required, then optional
-  columns that holds a short value), or a column named with ``answer_column``;
-  a worked solution there is cut to its final answer (last ``\\boxed{}`` or
-  ``#### N``);
+* the **reference answer** is read from the column chosen by meaning
+  (:mod:`rewardsmith.check.reference`: the reference column the reward reads,
+  such as ``answer`` or ``ground_truth``, else the data's), or a column named
+  with ``answer_column``; a worked solution there is cut to its final answer
+  (last ``\\boxed{}`` or ``#### N``);
 * the **reference solution** (a completion known to be right) comes from the
   gold column, when there is one;
 * the **format** (tag names, ``\\boxed{}``, ``####``, a code fence) is found by
@@ -28,13 +28,23 @@ from fractions import Fraction
 from typing import Any
 
 from rewardsmith.check.formats import Format, candidate_formats, choose_formats
+from rewardsmith.check.reference import (
+    Reference,
+    answer_text,
+    choose_reference,
+    declared_columns,
+    numeric_value,
+    reference_column,
+    same_answer,
+)
 from rewardsmith.check.tasks import VisibleCall, given_numbers, solve_numbers, stub_program, visible_calls
 from rewardsmith.core.inputs import completion_text, prompt_text
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._text import boxed_contents, format_number, iter_numbers, parse_number
+from rewardsmith.rewards._text import format_number, iter_numbers
 
 __all__ = [
     "Format",
+    "Reference",
     "RowContext",
     "answer_text",
     "build_rows",
@@ -49,119 +59,6 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"\w")
-#: The longest reference answer used as an answer in probes (longer ones are worked solutions).
-_MAX_ANSWER = 200
-
-
-def answer_text(value: Any) -> str | None:
-    """A reference answer as text: a worked solution is cut to its final answer; lists, empty values: ``None``.
-
-    >>> answer_text("She makes 9 * 2 = 18.\\n#### 18"), answer_text(r"so $\\boxed{\\frac{1}{2}}$"), answer_text(16)
-    ('18', '\\\\frac{1}{2}', '16')
-    >>> answer_text([3, 5]) is None, answer_text("  ") is None
-    (True, True)
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float, Fraction)):
-        return format_number(Fraction(str(value))) if not isinstance(value, Fraction) else format_number(value)
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if text[:1] in "[{" and _is_json_container(text):
-        return None
-    if "####" in text:
-        text = text.rsplit("####", 1)[1].strip()
-    elif "\\boxed" in text:
-        boxed = boxed_contents(text)
-        if boxed:
-            text = boxed[-1].strip()
-    if not text or len(text) > _MAX_ANSWER:
-        return None
-    return text
-
-
-def _is_json_container(text: str) -> bool:
-    import json
-
-    try:
-        return isinstance(json.loads(text), (dict, list))
-    except (ValueError, RecursionError):
-        return False
-
-
-def reference_column(
-    reward: Reward, columns: Sequence[str], chosen: str | None = None, first_row: dict[str, Any] | None = None
-) -> str | None:
-    """The column holding each row's reference answer: ``chosen``, else the first column the reward declares
-    (required, then optional) that the data has, else ``answer`` when the data has it. With ``first_row``, a
-    column whose value there is no answer (a list of numbers, a JSON object of tests) is passed over.
-
-    >>> from rewardsmith import get_reward
-    >>> reference_column(get_reward("countdown"), ["nums", "target"], first_row={"nums": [3, 5], "target": 8})
-    'target'
-
-    >>> from rewardsmith import get_reward
-    >>> reference_column(get_reward("math_accuracy"), ["prompt", "solution"])
-    'solution'
-    >>> reference_column(get_reward("think_format"), ["prompt", "answer"]), reference_column(
-    ...     get_reward("think_format"), ["prompt"])
-    ('answer', None)
-    """
-    if chosen:
-        return chosen
-    have = set(columns)
-    present = [name for name in dict.fromkeys([*declared_columns(reward), "answer"]) if name in have]
-    if first_row is not None:
-        usable = [name for name in present if answer_text(first_row.get(name)) is not None]
-        present = usable or present
-    return present[0] if present else None
-
-
-def declared_columns(reward: Reward) -> list[str]:
-    """Every dataset column the reward reads (required with their fallbacks, then optional), in order.
-
-    A plain TRL batch function ``f(completions, answer, **kwargs)`` reads the
-    columns its signature names.
-
-    >>> from rewardsmith import get_reward
-    >>> declared_columns(get_reward("math_accuracy"))
-    ['answer', 'solution']
-    >>> def naive(completions, answer, **kwargs):
-    ...     return [1.0] * len(completions)
-    >>> declared_columns(get_reward(naive))
-    ['answer']
-    """
-    names: list[str] = []
-    for need in reward.missing_columns([]):
-        head, _, rest = need.partition(" (or ")
-        names += [head, *[n for n in rest.rstrip(")").split(", ") if n]]
-    names += list(reward.optional_columns)
-    fn = getattr(reward, "fn", None)
-    if fn is not None and not names and reward.is_batch_reward():
-        import inspect
-
-        try:
-            params = inspect.signature(fn).parameters.values()
-        except (TypeError, ValueError):
-            params = []
-        skip = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric", "self"}
-        names += [p.name for p in params if p.name not in skip and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
-    return list(dict.fromkeys(names))
-
-
-def _value(text: str) -> Fraction | None:
-    try:
-        return parse_number(text)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return None
-
-
-def _same(a: str, b: str) -> bool:
-    if " ".join(a.split()).lower() == " ".join(b.split()).lower():
-        return True
-    va, vb = _value(a), _value(b)
-    return va is not None and va == vb
 
 
 def wrong_answers(answers: Sequence[str | None], k: int = 12) -> list[list[str]]:
@@ -180,7 +77,7 @@ def wrong_answers(answers: Sequence[str | None], k: int = 12) -> list[list[str]]
         start = (distinct.index(answer) + 1) if answer in distinct else 0
         for j in range(len(distinct)):
             other = distinct[(start + j) % len(distinct)]
-            if other != answer and not _same(other, answer) and all(not _same(other, p) for p in picked):
+            if other != answer and not same_answer(other, answer) and all(not same_answer(other, p) for p in picked):
                 picked.append(other)
                 if len(picked) == k:
                     break
@@ -204,7 +101,7 @@ def occurrence(text: str, answer: str) -> int | None:
     >>> occurrence(r"so $\\frac{\\pi}{2}$", r"\\frac{\\pi}{2}")
     4
     """
-    value = _value(answer) if re.fullmatch(r"[-+$\d.,/ ]+", answer.strip()) else None
+    value = numeric_value(answer) if re.fullmatch(r"[-+$\d.,/ ]+", answer.strip()) else None
     if value is not None:
         for found, start, _ in _numbers(text):
             if found == value:
@@ -227,7 +124,7 @@ def replace_answer(text: str, answer: str, other: str) -> str | None:
     stripped = answer.strip()
     if not stripped or occurrence(text, stripped) is None:
         return None
-    value = _value(stripped) if re.fullmatch(r"[-+$\d.,/ ]+", stripped) else None
+    value = numeric_value(stripped) if re.fullmatch(r"[-+$\d.,/ ]+", stripped) else None
     if value is not None:
         pieces, last = [], 0
         for found, start, end in _numbers(text):
@@ -248,7 +145,7 @@ def near_miss(answer: str) -> str | None:
     """
     if not re.fullmatch(r"-?\$?\d[\d,]*(?:\.\d+)?", answer.strip()):
         return None
-    value = _value(answer)
+    value = numeric_value(answer)
     return None if value is None else format_number(value + 1)
 
 
@@ -292,13 +189,14 @@ def build_rows(
     answer_column: str | None = None,
     gold_column: str | None = None,
     exclude: Sequence[str] = (),
-) -> tuple[list[RowContext], str | None]:
-    """The :class:`RowContext` of each prepared row, and the reference-answer column used (if any).
+) -> tuple[list[RowContext], Reference]:
+    """The :class:`RowContext` of each prepared row, and the reference-answer column used (if any) and why.
 
     ``exclude`` names columns that are not passed to the reward (completions, labels).
     """
     columns = list(rows[0]) if rows else []
-    column = reference_column(reward, columns, answer_column, rows[0] if rows else None)
+    reference = choose_reference(reward, rows, answer_column)
+    column = reference.column
     targets = [answer_text(row.get(column)) if column else None for row in rows]
     numbers = _puzzle_numbers(reward, rows, column)
     answers = [t if n is None else _solved(n, t) for n, t in zip(numbers, targets)]
@@ -324,7 +222,7 @@ def build_rows(
                 rollouts=rollouts,
             )
         )
-    return out, column
+    return out, reference
 
 
 #: Columns that make a dataset's completions rollouts with tool calls.
@@ -352,7 +250,7 @@ def _puzzle_numbers(reward: Reward, rows: Sequence[dict[str, Any]], answer_colum
 
 
 def _solved(numbers: list[int], target: str | None) -> str | None:
-    value = _value(target) if target else None
+    value = numeric_value(target) if target else None
     if value is None or value.denominator != 1:
         return None
     return solve_numbers(numbers, int(value))
@@ -362,7 +260,7 @@ def _honest_wrong(numbers: list[int] | None, target: str | None, calls: list[Vis
     """A plausible wrong attempt of this row's own: the numbers summed (a puzzle), a stub of the function (code)."""
     if numbers is not None:
         total = " + ".join(str(n) for n in numbers)
-        value = _value(target) if target else None
+        value = numeric_value(target) if target else None
         return [total] if value is not None and value != sum(numbers) else []
     stub = stub_program(calls)
     return [stub] if stub else []

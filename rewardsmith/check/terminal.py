@@ -42,7 +42,10 @@ def _result_lines(summary: dict[str, Any]) -> list[str]:
     """One line per check that ran besides the probes: gold, labels, the second reward, signal, cost."""
     lines = []
     gold = summary.get("gold", {})
-    if gold.get("rows"):
+    if gold.get("rows") and gold.get("same_score") is not None:
+        lines.append(f"gold: every score was {_num(gold['same_score'])}, the {gold['rows']:,} reference solutions' "
+                     "too: the references scored the lowest value seen")  # fmt: skip
+    elif gold.get("rows"):
         lines.append(f"gold: {_pct(gold['share_at_maximum'])} of {gold['rows']:,} reference solutions score the "
                      f"maximum ({len(gold['misses'])} misses)")  # fmt: skip
     labels = summary.get("labels", {})
@@ -65,6 +68,13 @@ def _result_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _reference(setup: dict[str, Any]) -> str:
+    column, how = setup.get("answer_column"), setup.get("answer_column_how")
+    if column is None:
+        return "none"
+    return f"{column} ({how})" if how else str(column)
+
+
 def print_summary(summary: dict[str, Any], console: Any) -> None:
     """Print an audit's summary (the contents of ``check.json``) on a ``rich`` console."""
     from rich.markup import escape
@@ -73,7 +83,7 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     reference = summary.get("reference", {})
     console.print(
         f"[bold]rewardsmith check[/] {escape(setup['reward'])}: {setup['rows_checked']:,} of {setup['rows']:,} rows "
-        f"of {escape(str(setup['dataset']))}; reference answers {escape(str(setup['answer_column']))}, reference "
+        f"of {escape(str(setup['dataset']))}; reference answers {escape(_reference(setup))}, reference "
         f"solutions {escape(str(setup['gold_column']))}; formats {escape(', '.join(setup['formats']))}",
         highlight=False,
         soft_wrap=True,
@@ -86,6 +96,8 @@ def print_summary(summary: dict[str, Any], console: Any) -> None:
     probes = summary.get("probes", {})
     if probes:
         console.print(_probe_table(probes))
+    for family, why in summary.get("not_run", {}).items():
+        console.print(f"not run: {escape(family)}: {escape(why)}", highlight=False, soft_wrap=True)
     for line in _result_lines(summary) + list(summary.get("notes", [])):
         console.print(escape(line), highlight=False, soft_wrap=True)
     findings = summary.get("findings", [])

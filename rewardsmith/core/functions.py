@@ -1,7 +1,7 @@
 """Rewards made from functions: ``@reward`` (per sample), and plain TRL batch functions.
 
-:func:`reward_from_callable` is how :func:`~rewardsmith.get_reward` turns any
-function (or callable object) into a reward.
+:func:`~rewardsmith.core.callables.reward_from_callable` is how
+:func:`~rewardsmith.get_reward` turns any function (or callable object) into one of these.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.engine import ON_ERROR_DEFAULT, OnError
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.core.injection import COMPLETION_INPUTS, Column, Input, Value
-from rewardsmith.core.inputs import RESERVED_KWARGS, Batch
+from rewardsmith.core.injection import Column, Input, Value
+from rewardsmith.core.inputs import RESERVED_KWARGS, Batch, prompt_text
 from rewardsmith.core.pickling import function_ref, resolve_function_ref
 from rewardsmith.core.reward import Reward
 
@@ -27,10 +27,8 @@ __all__ = [
     "AsyncFunctionReward",
     "BatchFunctionReward",
     "FunctionReward",
-    "callable_kind",
     "is_async_callable",
     "reward",
-    "reward_from_callable",
 ]
 
 
@@ -179,7 +177,9 @@ class _TrlCall:
     and that shape is kept for every later call of this reward object. So a
     function written for chat data scores the same text in training, in
     ``rewardsmith eval`` over a text column and in ``reward.check(text)``.
-    ``"chat"`` always converts plain text; ``"text"`` never does.
+    ``"chat"`` always converts plain text; ``"text"`` passes the text of each
+    completion (and of each prompt's last user message) even when TRL passes
+    chat messages, for a function written for strings on a conversational dataset.
 
     A function without ``**kwargs`` receives only the arguments it names
     (TRL itself would crash on the others).
@@ -224,6 +224,8 @@ class _TrlCall:
         completions = batch.completions
         if chat:
             prompts, completions = _as_chat(prompts, "user"), _as_chat(completions, "assistant")
+        elif self.completion_shape == "text":
+            prompts, completions = [prompt_text(p) for p in prompts], batch.texts
         arguments = {"prompts": prompts, "completions": completions, "completion_ids": batch.completion_ids}
         arguments.update(batch.kwargs())
         takes_all, names = self._signature_facts()
@@ -281,6 +283,7 @@ class BatchFunctionReward(_TrlCall, Reward):
 
     >>> def short(completions, **kwargs):
     ...     return [1.0 if len(c) < 5 else 0.0 for c in completions]
+    >>> from rewardsmith.core.callables import reward_from_callable
     >>> r = reward_from_callable(short)
     >>> r.name, r(prompts=["p", "p"], completions=["ok", "too long"])
     ('short', [1.0, 0.0])
@@ -427,106 +430,3 @@ def is_async_callable(obj: Any) -> bool:
     while isinstance(obj, functools.partial):
         obj = obj.func
     return inspect.iscoroutinefunction(obj) or (callable(obj) and inspect.iscoroutinefunction(obj.__call__))
-
-
-_BATCH_PARAMS = {"completions", "prompts", "completion_ids"}
-
-
-def callable_kind(obj: Any) -> str:
-    """How a plain callable wants to be called: ``"batch"``, ``"sample"``, ``"factory"`` or ``"ambiguous"``.
-
-    A TRL reward function takes ``completions`` (or only ``**kwargs``). A
-    per-sample function names the completion by one of the inputs that hold it
-    (:data:`~rewardsmith.core.injection.COMPLETION_INPUTS`: ``completion``,
-    verl's ``solution_str``, ``messages``, ``final_message``, ``tool_calls``,
-    ``turns``, ...); its other parameters are columns and settings. A function
-    whose parameters all have defaults is a factory of settings. One with
-    required parameters that name no completion is ``"ambiguous"``: a factory
-    when the settings given fill them, else an error saying how to mark it.
-
-    >>> callable_kind(lambda completions, **kw: [])
-    'batch'
-    >>> callable_kind(lambda data_source, solution_str, ground_truth, extra_info=None: 0.0)
-    'sample'
-    >>> callable_kind(lambda threshold=0.5: None), callable_kind(lambda threshold: None)
-    ('factory', 'ambiguous')
-    """
-    try:
-        params = inspect.signature(obj).parameters
-    except (TypeError, ValueError):
-        return "batch"
-    names = set(params)
-    if names & _BATCH_PARAMS:
-        return "batch"
-    if names & COMPLETION_INPUTS:
-        return "sample"
-    kinds = {p.kind for p in params.values()}
-    required = [p for p in params.values() if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
-    if inspect.Parameter.VAR_KEYWORD in kinds and not required:
-        return "batch"
-    return "ambiguous" if required else "factory"
-
-
-def reward_from_callable(obj: Any) -> Reward:
-    """A :class:`Reward` from a ``Reward`` class, a TRL batch function, or a per-sample function.
-
-    A ``Reward`` subclass is instantiated with its defaults; a function that
-    takes ``completions`` (or only ``**kwargs``) is a TRL batch function; one
-    that takes ``completion`` or ``messages`` is a per-sample function.
-    :func:`~rewardsmith.get_reward` uses it for everything that is not a name.
-
-    >>> reward_from_callable(lambda completion: len(completion) > 3)(prompts=["p"], completions=["long"])
-    [1.0]
-    """
-    if isinstance(obj, Reward):
-        return obj
-    if isinstance(obj, type) and issubclass(obj, Reward):
-        return obj()
-    if isinstance(obj, type) and callable_kind(obj) in ("factory", "ambiguous"):
-        try:  # a reward class written for another library: an instance with its defaults is the reward
-            instance = obj()
-        except TypeError as exc:
-            raise RewardConfigError(
-                f"{obj.__name__} is a class that needs arguments to make a reward ({exc}); pass an instance, "
-                f"or name it in the registry with its settings"
-            ) from exc
-        if callable(instance):
-            return reward_from_callable(instance)
-    if not callable(obj):
-        raise RewardConfigError(
-            f"{obj!r} is not a reward: pass a Reward, a registered name, a TRL reward function "
-            "f(completions, **kwargs) or a per-sample function f(completion, ...)"
-        )
-    kind = callable_kind(obj)
-    is_async = is_async_callable(obj)
-    if kind == "batch":
-        return AsyncBatchFunctionReward(obj) if is_async else BatchFunctionReward(obj)
-    if kind == "sample":
-        return reward(obj)
-    raise RewardConfigError(_unknown_signature_message(obj))
-
-
-def _unknown_signature_message(obj: Any) -> str:
-    """Why a callable's signature names no reward input, with the rename that fixes it."""
-    name = callable_name(obj)
-    params = inspect.signature(obj).parameters.values()
-    required = [p.name for p in params if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
-    takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in params)
-    if required and takes_kwargs:
-        fix = (
-            f"rename its parameter `{required[0]}` to `completions` (a TRL batch function, one list per call) "
-            f"or `completion` (one sample per call)"
-        )
-    elif required:
-        fix = (
-            f"rename `{required[0]}` to `completion` (one sample per call), or to `completions` and add **kwargs "
-            "(a TRL batch function)"
-        )
-    else:
-        fix = "add **kwargs (a TRL batch function) or a `completion` parameter (one sample per call)"
-    return (
-        f"cannot tell how to call {name!r} as a reward: none of its parameters is one TRL passes "
-        f"(prompts, completions, completion_ids) or one that holds the completion "
-        f"({', '.join(sorted(COMPLETION_INPUTS))}). Fix: {fix}. "
-        "If it is a factory, call it (or name it in the registry, which calls it with the settings)."
-    )

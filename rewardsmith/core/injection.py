@@ -153,10 +153,13 @@ TRAJECTORY_INPUTS: dict[str, Input] = {
     "environment": Computed(lambda batch: batch.environments),
 }
 
-#: What ``completion`` holds for a trajectory: its final message, or the text of all its assistant messages.
+#: What ``completion`` (or ``solution_str``) holds: the final message's text, the text of all the assistant
+#: messages of a trajectory, or the prompt's text followed by the completion's (``sequence``: what TinyZero
+#: passes its scorers, ``prompt + response``).
 ON_CHOICES: dict[str, Input] = {
     "final": Computed(lambda batch: batch.texts),
     "all": Computed(lambda batch: batch.all_texts),
+    "sequence": Computed(lambda batch: [p + c for p, c in zip(batch.prompt_texts, batch.texts)]),
 }
 
 #: Inputs every per-sample reward can ask for by name, and how each is computed from a batch.
@@ -164,6 +167,7 @@ BUILTIN_INPUTS: dict[str, Input] = {
     **TRAJECTORY_INPUTS,
     "completion": Computed(lambda batch: batch.texts),
     "solution_str": Computed(lambda batch: batch.texts),  # verl's, TinyZero's and DeepScaleR's name for it
+    "llm_solution": Computed(lambda batch: batch.texts),  # rllm's (DeepScaleR's successor) name for it
     "prompt": Computed(lambda batch: batch.prompt_texts),
     "messages": Computed(lambda batch: [batch.messages(i) for i in range(batch.n)]),
     "prompt_messages": Computed(lambda batch: [batch.prompt_messages(i) for i in range(batch.n)]),
@@ -174,9 +178,8 @@ BUILTIN_INPUTS: dict[str, Input] = {
 
 
 #: The inputs that hold the completion (or the rollout): a per-sample function names one of them.
-COMPLETION_INPUTS = frozenset(
-    {"completion", "solution_str", "messages", "completion_messages", "completion_ids", *TRAJECTORY_INPUTS}
-) - {"environment"}
+_TEXTS = ("completion", "solution_str", "llm_solution", "messages", "completion_messages", "completion_ids")
+COMPLETION_INPUTS = frozenset({*_TEXTS, *TRAJECTORY_INPUTS}) - {"environment"}
 
 
 class Injection:
@@ -210,8 +213,10 @@ class Injection:
             raise RewardConfigError(
                 f"reward {reward_name!r}: on must be one of {', '.join(map(repr, ON_CHOICES))}, got {on!r}"
             )
-        if on != "final" and fn is not None and "completion" in inspect.signature(fn).parameters:
-            declared.setdefault("completion", ON_CHOICES[on])
+        if on != "final" and fn is not None:
+            for name in ("completion", "solution_str", "llm_solution"):
+                if name in inspect.signature(fn).parameters:
+                    declared.setdefault(name, ON_CHOICES[on])
         self.inputs: dict[str, Input] = {}
         self.settings_like: set[str] = set()  # parameters whose default is a value, not None: settings
         self.takes_kwargs = False

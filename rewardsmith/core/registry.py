@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from rewardsmith.core.errors import RewardConfigError, UnknownRewardError
-from rewardsmith.core.functions import callable_kind, reward, reward_from_callable
+from rewardsmith.core.functions import reward
 from rewardsmith.core.lookup import Registry
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.plugins import load_plugins
@@ -183,15 +183,24 @@ def _instantiate(target: Any, settings: dict[str, Any], label: str) -> Reward:
         return target.configure(**settings) if settings else target
     if isinstance(target, type) and issubclass(target, Reward):
         return _construct(target, settings, label)
+    from rewardsmith.core.callables import callable_kind, reward_from_callable  # only for what is not a name
+
     engine = {k: settings.pop(k) for k in ENGINE_SETTINGS if k in settings}
-    if isinstance(target, type):
+    if isinstance(target, type) and not settings and not issubclass(target, Reward):
+        made = reward_from_callable(target)  # a class with its defaults, or a verifiers task class
+    elif isinstance(target, type):
         made = reward_from_callable(_construct(target, settings, label))
     elif callable(target):
         kind = callable_kind(target)
         if kind == "sample":
             made = reward(target).configure(**settings)
-        elif kind == "batch":
+        elif kind == "verl_batch":
             made = reward_from_callable(functools.partial(target, **settings) if settings else target)
+        elif kind == "batch":
+            shape = settings.pop("completion_shape", None)  # how rewardsmith calls it, not one of its arguments
+            made = reward_from_callable(functools.partial(target, **settings) if settings else target)
+            if shape is not None:
+                made = made.replace(completion_shape=shape)
         else:
             if kind == "ambiguous" and not _binds(target, settings):
                 raise RewardConfigError(_ambiguous_message(target, settings, label))
@@ -341,6 +350,8 @@ def get_reward(spec: Any, /, **settings: Any) -> Reward:
         return _from_name(spec, settings)
     if isinstance(spec, Mapping):
         return _from_entry(spec, settings)
+    from rewardsmith.core.callables import reward_from_callable  # only for what is not a name
+
     made = reward_from_callable(spec)
     return made.configure(**settings) if settings else made
 

@@ -121,7 +121,8 @@ class Reward:
     workers: int = 1
     on_error: OnError = ON_ERROR_DEFAULT
     engine: str = "local"
-    #: What ``completion`` holds when the completion is a rollout: its ``"final"`` message, or ``"all"`` assistant text.
+    #: What ``completion`` (or ``solution_str``) holds: the ``"final"`` message's text, ``"all"`` the assistant
+    #: text of a rollout, or ``"sequence"``: the prompt's text then the completion's (TinyZero's ``prompt + response``).
     on: str = "final"
 
     #: The name TRL logs (``rewards/<name>/mean``); defaults to the class name in snake_case.

@@ -19,7 +19,7 @@ import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from rewardsmith.core.errors import DatasetError
 from rewardsmith.core.extras import require_extra
@@ -41,7 +41,7 @@ def prepare_dataset(
     system_prompt: str | None = None,
     format_template: str | None = None,
     template_format: TemplateFormat = "auto",
-    conversational: bool = True,
+    conversational: bool | Literal["auto"] = True,
     max_samples: int | None = None,
     shuffle: bool = False,
     seed: int = 0,
@@ -75,7 +75,8 @@ def prepare_dataset(
             template over the row's columns; ``{prompt}`` is the converter's text.
         template_format: ``"auto"`` (Jinja when the template has ``{{ x }}`` or
             ``{% %}``), ``"format"`` or ``"jinja"``.
-        conversational: chat messages (what chat models need) or plain text.
+        conversational: chat messages (what chat models need) or plain text; ``"auto"`` follows the
+            data: plain text when the source's ``prompt`` column holds text, else chat messages.
         max_samples: keep only this many rows (the first ones, or a random
             sample with ``shuffle``).
         shuffle, seed: shuffle the rows first, reproducibly.
@@ -105,6 +106,10 @@ def prepare_dataset(
 
     first = _first_row(dataset, label)
     columns = list(dataset.column_names or first)
+    if conversational == "auto":
+        conversational = not isinstance(first.get("prompt"), str)
+    elif not isinstance(conversational, bool):
+        raise DatasetError(f"conversational must be true, false or 'auto', got {conversational!r}")
     mapper = _RowMapper(conv, template, system_prompt, conversational, task, label)
     first_out = mapper.validate(first, columns)
     removed = [c for c in conv.removed_columns if c in columns]
@@ -280,4 +285,6 @@ def _suggest_converters(columns: list[str], current: Converter) -> str:
         if type(candidate) is not type(current) and candidate.input_columns and not candidate.missing_inputs(columns):
             fits.append(name)
     hint = f"The converter(s) {', '.join(map(repr, fits))} fit these columns. " if fits else ""
+    if "reward_model" in columns and "prompt" in columns:
+        hint = "This is verl's layout (prompt, reward_model.ground_truth): it loads as it is, without a converter. "
     return hint + "Otherwise set the converter's column settings (e.g. prompt_key=...) to the names your data uses."

@@ -205,8 +205,10 @@ def _check_coverage(dataset: Any, rewards: list[Reward], rows: bool) -> None:
     """The columns every reward needs; with ``rows`` (all rewards resolved), also that every row is scored."""
     from rewardsmith.compose import coverage
     from rewardsmith.data import check_columns
+    from rewardsmith.data.shapes import check_completion_shapes
 
     check_columns(dataset, rewards)
+    check_completion_shapes(dataset, rewards)
     if rows and hasattr(dataset, "__len__"):
         coverage(dataset, rewards)
 

@@ -1,4 +1,4 @@
-"""A GSM8K scorer in the style of verl's ``reward_score/gsm8k.py`` (written for these tests, not copied).
+"""A GSM8K scorer in the style of verl's ``reward_score/gsm8k.py`` (written for rewardsmith, not copied).
 
 The answer is the number after the last ``#### `` (``method="strict"``) or the
 last number of the text (``"flexible"``); a right answer earns ``score``, a
