@@ -6,8 +6,9 @@ scores one batch with all of them, with reasons and metrics. It knows nothing
 of HTTP: :mod:`rewardsmith.serve.app` turns requests into calls of
 :meth:`RewardService.score` and its answers into JSON.
 
-Sync rewards run on a thread (so the event loop keeps answering health
-checks and other batches while one batch is scored); async rewards (judges)
+Sync rewards run on a thread, and so do reading the batch and gathering the
+answer (so the event loop keeps answering health checks and other batches
+while one batch is scored); async rewards (judges)
 are awaited on the server's loop with :meth:`~rewardsmith.core.async_reward.AsyncReward.arun_batch`,
 never through a nested loop.
 """
@@ -158,11 +159,22 @@ class RewardService:
 
         A sample a reward fails on scores ``None`` there and is counted in ``errors``.
         """
-        n = len(completions)
-        rewards_used, weights = self.select(only)
-        self.check_columns(columns, n, rewards_used)
-        batch = Batch.from_call(prompts, completions, None, dict(columns))
+        rewards_used, weights, batch = await asyncio.to_thread(self._prepare, prompts, completions, columns, only)
         scored = await asyncio.gather(*(self._run(reward, batch) for reward in rewards_used))
+        return await asyncio.to_thread(self._assemble, rewards_used, weights, scored)
+
+    def _prepare(
+        self, prompts: list[Any] | None, completions: list[Any], columns: dict[str, Any], only: list[str] | None
+    ) -> tuple[list[Reward], list[float], Batch]:
+        """The rewards to run and the batch, checked (on a thread: a big batch takes a while to read)."""
+        rewards_used, weights = self.select(only)
+        self.check_columns(columns, len(completions), rewards_used)
+        return rewards_used, weights, Batch.from_call(prompts, completions, None, dict(columns))
+
+    @staticmethod
+    def _assemble(
+        rewards_used: list[Reward], weights: list[float], scored: list[tuple[list[Any], set[int]]]
+    ) -> ServedBatch:
         rewards: dict[str, list[float | None]] = {}
         reasons: dict[str, list[str]] = {}
         metrics: dict[str, list[dict[str, Any]]] = {}
