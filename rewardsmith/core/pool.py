@@ -24,8 +24,11 @@ tags its environment, and a worker killed on a timeout, replaced after a
 crash, stopped when the pool closes or orphaned by its parent's death takes
 its whole tree with it (:mod:`rewardsmith.core.processes`).
 
-A pool never runs more workers than the machine has usable CPUs (a warning
-says so once), and a call starts no more workers than it has samples.
+A pool never runs more workers than this process's CPU budget (a warning
+says so once): the node's CPUs (affinity, cgroup quota, or
+``REWARDSMITH_NODE_CPUS``) shared by the ``LOCAL_WORLD_SIZE`` ranks on it
+(:mod:`rewardsmith.core.budget`); a call starts no more workers than it has
+samples.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.core.budget import NODE_CPUS_VARIABLE, cpu_budget
 from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
 from rewardsmith.core.processes import TAG_VARIABLE, descendants, kill_tree, usable_cpus
 from rewardsmith.core.result import Failure
@@ -72,6 +76,14 @@ def engine_workers() -> int:
         return max(1, int(os.environ.get(WORKERS_VARIABLE, "1")))
     except ValueError:
         return 1
+
+
+def _budget_source() -> str:
+    """What the CPU budget was taken from, for the warning."""
+    explicit = os.environ.get(NODE_CPUS_VARIABLE)
+    node = f"{NODE_CPUS_VARIABLE}={explicit}" if explicit else "the usable CPUs and the cgroup's quota"
+    ranks = os.environ.get("LOCAL_WORLD_SIZE")
+    return node + (f", shared by LOCAL_WORLD_SIZE={ranks} ranks" if ranks else "")
 
 
 def _signal_name(code: int | None) -> str:
@@ -203,14 +215,16 @@ class WorkerPool:
 
     def __init__(self, payload: bytes, size: int, reward_name: str, file_modules: dict[str, str]) -> None:
         self.requested = max(1, int(size))
-        self.size = min(self.requested, usable_cpus())
+        budget = min(cpu_budget(), usable_cpus())
+        self.size = min(self.requested, budget)
         if self.size < self.requested:
             logger.warning(
-                "reward %r asks for workers=%d, but this machine has %d usable CPUs: it runs at most %d worker "
-                "processes (and never more than a batch has samples)",
+                "reward %r asks for workers=%d, but this process's CPU budget is %d (%s): it runs at most %d "
+                "worker processes (and never more than a batch has samples)",
                 reward_name,
                 self.requested,
-                self.size,
+                budget,
+                _budget_source(),
                 self.size,
             )
         self.reward_name = reward_name
