@@ -3,6 +3,8 @@
 Endpoints (every answer is JSON, errors included):
 
 * ``GET /health``: ``{"status": "ok", "rewards": [...], "columns": {...}, "in_flight": n}``;
+* ``GET /metrics``: requests, samples, latency, failures and queue depth in Prometheus' text format
+  (:mod:`rewardsmith.serve.metrics`);
 * ``POST /score``: ``{"prompts": [...] (optional), "completions": [...], "columns": {"answer": [...]},
   "rewards": [names] (optional: score only these)}`` gives ``{"scores": [...], "rewards": {name: [...]},
   "reasons": {...}, "metrics": {...}, "errors": {...}}``:
@@ -40,6 +42,7 @@ import gc
 import hmac
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +51,7 @@ from rewardsmith.core.extras import require_extra
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
 from rewardsmith.serve.body import BodyError, TooManyEntries, depth_over, dismantle, encode_json, parse_body
+from rewardsmith.serve.metrics import ServerMetrics
 from rewardsmith.serve.nemo_gym import verify_request, verify_response
 from rewardsmith.serve.service import RewardService
 
@@ -231,6 +235,33 @@ class _Handlers:
         self.state = {"in_flight": 0, "waiting": 0}
         self.semaphore = asyncio.Semaphore(settings.max_concurrency)
         self.budget = _Budget(settings.max_pending_bytes)
+        self.metrics = ServerMetrics(lambda: (self.state["in_flight"], self.state["waiting"]))
+
+    def timed(self, endpoint: str, handler: Any) -> Any:
+        """``handler`` with its answers counted in :attr:`metrics` (status, time, samples)."""
+
+        async def route(request: Any) -> Any:
+            start = time.perf_counter()
+            status = 500
+            try:
+                response = await handler(request)
+                status = response.status_code
+                return response
+            except _HTTPError as exc:
+                status = exc.status
+                raise
+            except RecursionError:
+                status = 400
+                raise
+            finally:
+                self.metrics.request(endpoint, status, time.perf_counter() - start)
+
+        return route
+
+    async def metrics_text(self, request: Any) -> Any:
+        from starlette.responses import Response
+
+        return Response(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     def authorise(self, request: Any) -> None:
         token = self.settings.token
@@ -263,7 +294,12 @@ class _Handlers:
                              f"{self.settings.max_samples:,}; send smaller batches")  # fmt: skip
 
     async def scored(
-        self, prompts: list[Any] | None, completions: list[Any], columns: dict[str, Any], only: list[str] | None = None
+        self,
+        endpoint: str,
+        prompts: list[Any] | None,
+        completions: list[Any],
+        columns: dict[str, Any],
+        only: list[str] | None = None,
     ) -> Any:
         self.samples(len(completions))
         if self.semaphore.locked() and self.state["waiting"] >= self.settings.max_queue:
@@ -275,7 +311,11 @@ class _Handlers:
             self.state["waiting"] -= 1
         self.state["in_flight"] += 1
         try:
-            return await self.service.score(prompts, completions, columns, only)
+            served = await self.service.score(prompts, completions, columns, only)
+            for name, values in served.rewards.items():
+                self.metrics.reward(name, len(values), served.errors.get(name, 0), served.seconds.get(name, 0.0))
+            self.metrics.samples[endpoint] += len(completions)
+            return served
         except RewardConfigError as exc:
             raise _HTTPError(400, str(exc)) from None
         finally:
@@ -301,7 +341,7 @@ class _Handlers:
                 got = type(columns).__name__
                 raise _HTTPError(400, f"'columns' must be an object of column name -> list, got {got}")
             only = _list_field(body, "rewards", required=False)
-            served = await self.scored(prompts, completions or [], columns, only)
+            served = await self.scored("/score", prompts, completions or [], columns, only)
             answer = await _answer(served.to_json())
             garbage = [body, completions, prompts, columns, served]
             del body, completions, prompts, columns, served
@@ -327,7 +367,7 @@ class _Handlers:
                 columns = label_columns(labels, len(queries), self.settings.label_column)
             except RewardConfigError as exc:
                 raise _HTTPError(400, str(exc)) from None
-            served = await self.scored(prompts, [c for c, _ in split], columns)
+            served = await self.scored("/get_reward", prompts, [c for c, _ in split], columns)
             named = NamedScores(served.rewards, served.scores)
             return await _answer(openrlhf_answer(named, [ok for _, ok in split], self.settings.none_score))
         finally:
@@ -342,7 +382,7 @@ class _Handlers:
                 prompt, completion, columns = await asyncio.to_thread(verify_request, body)
             except ValueError as exc:
                 raise _HTTPError(400, str(exc)) from None
-            served = await self.scored([prompt], [completion], columns)
+            served = await self.scored("/verify", [prompt], [completion], columns)
             reasons = "; ".join(f"{name}: {texts[0]}" for name, texts in served.reasons.items())
             components = {name: scores[0] for name, scores in served.rewards.items()}
             payload = verify_response(body, served.scores[0], reasons, components)
@@ -390,9 +430,10 @@ def create_app(service: RewardService, settings: ServerSettings | None = None) -
     return Starlette(
         routes=[
             Route("/health", handlers.health, methods=["GET"]),
-            Route("/score", handlers.score, methods=["POST"]),
-            Route("/get_reward", handlers.get_reward, methods=["POST"]),
-            Route("/verify", handlers.verify, methods=["POST"]),
+            Route("/metrics", handlers.metrics_text, methods=["GET"]),
+            Route("/score", handlers.timed("/score", handlers.score), methods=["POST"]),
+            Route("/get_reward", handlers.timed("/get_reward", handlers.get_reward), methods=["POST"]),
+            Route("/verify", handlers.timed("/verify", handlers.verify), methods=["POST"]),
         ],
         exception_handlers={_HTTPError: _on_http_error, HTTPException: _on_starlette_error, Exception: _on_bug},
         lifespan=asynccontextmanager(lifespan),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,7 @@ class ServedBatch:
     reasons: dict[str, list[str]]
     metrics: dict[str, list[dict[str, Any]]]
     errors: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)  # each reward's time on the batch (not sent)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON body of ``POST /score``."""
@@ -173,13 +175,15 @@ class RewardService:
 
     @staticmethod
     def _assemble(
-        rewards_used: list[Reward], weights: list[float], scored: list[tuple[list[Any], set[int]]]
+        rewards_used: list[Reward], weights: list[float], scored: list[tuple[list[Any], set[int], float]]
     ) -> ServedBatch:
         rewards: dict[str, list[float | None]] = {}
         reasons: dict[str, list[str]] = {}
         metrics: dict[str, list[dict[str, Any]]] = {}
         errors: dict[str, int] = {}
-        for reward, (results, failed) in zip(rewards_used, scored):
+        seconds: dict[str, float] = {}
+        for reward, (results, failed, took) in zip(rewards_used, scored):
+            seconds[reward.name] = took
             rewards[reward.name] = [r.score if isinstance(r, RewardResult) else None for r in results]
             reasons[reward.name] = [
                 (r.error or r.reason) if isinstance(r, RewardResult) else "not scored" for r in results
@@ -187,12 +191,13 @@ class RewardService:
             metrics[reward.name] = [_json_metrics(r.metrics) if isinstance(r, RewardResult) else {} for r in results]
             errors[reward.name] = len(failed)
         weighted = weighted_sum(list(rewards.values()), weights)
-        return ServedBatch(weighted, rewards, reasons, metrics, errors)
+        return ServedBatch(weighted, rewards, reasons, metrics, errors, seconds)
 
     @staticmethod
-    async def _run(reward: Reward, batch: Batch) -> tuple[list[Any], set[int]]:
+    async def _run(reward: Reward, batch: Batch) -> tuple[list[Any], set[int], float]:
+        start = time.perf_counter()
         scored = await run_batch_async(reward, batch, explain=True)
-        return scored.values, scored.failed
+        return scored.values, scored.failed, time.perf_counter() - start
 
     def close(self) -> None:
         """Stop the rewards' worker processes (or Ray actors)."""
