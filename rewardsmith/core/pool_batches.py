@@ -57,10 +57,16 @@ def report_every(timeout: float | None, careful: bool) -> float:
 
 @dataclass
 class BatchSizes:
-    """The batch size for a pool of ``workers``, from the measured seconds per sample (kept between calls)."""
+    """The batch size for a pool of ``workers``, from the measured seconds per sample (kept between calls).
+
+    ``target`` (seconds of work a batch aims at; :data:`BATCH_SECONDS` when ``None``) and ``most`` (samples at
+    most) are the pool's: the Ray engine's batches are bigger, as a Ray call costs more than a pipe message.
+    """
 
     workers: int
     cost: float | None = None
+    target: float | None = None
+    most: int = MAX_BATCH
 
     def measured(self, seconds: float, count: int) -> None:
         """Fold in ``count`` samples that took ``seconds`` (a moving average, so a slow first sample fades)."""
@@ -74,7 +80,8 @@ class BatchSizes:
         if self.cost is None:
             return 1
         share = math.ceil(pending / max(1, self.workers))
-        return max(1, min(int(BATCH_SECONDS / self.cost), share, MAX_BATCH))
+        target = BATCH_SECONDS if self.target is None else self.target
+        return max(1, min(int(target / self.cost), share, self.most))
 
 
 @dataclass
