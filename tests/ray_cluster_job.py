@@ -10,15 +10,33 @@ import threading
 import time
 from pathlib import Path
 
+from rewardsmith import reward
+
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
+
+
+@reward
+def node_of(completion: str) -> float:
+    """The sample's length plus 1000 times a number naming the node it ran on (the start of the node's id)."""
+    import ray
+
+    time.sleep(float(completion.split(":")[1]) if ":" in completion else 0.0)
+    node = ray.get_runtime_context().get_node_id()
+    return float(int(node[:6], 16)) * 1000 + len(completion.split(":")[0])
+
+
+def _rows(path: Path, completions: list[str]) -> Path:
+    with open(path, "w", encoding="utf-8") as handle:
+        for i, completion in enumerate(completions):
+            handle.write(json.dumps({"prompt": f"q{i}", "answer": str(i), "completion": completion}) + "\n")
+    return path
 
 
 def main(out_dir: str) -> None:
     import ray
     from ray.cluster_utils import Cluster
 
-    from rewardsmith import reward
     from rewardsmith.evaluation import evaluate
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
@@ -26,15 +44,6 @@ def main(out_dir: str) -> None:
     ray.init(address=cluster.address, log_to_driver=False)
     cluster.wait_for_nodes()
     report: dict = {"nodes": len([n for n in ray.nodes() if n["Alive"]])}
-
-    @reward
-    def node_of(completion: str) -> float:
-        """The sample's length plus 1000 times a number naming the node it ran on (the start of the node's id)."""
-        import ray as _ray
-
-        time.sleep(float(completion.split(":")[1]) if ":" in completion else 0.0)
-        node = _ray.get_runtime_context().get_node_id()
-        return float(int(node[:6], 16)) * 1000 + len(completion.split(":")[0])
 
     texts = [f"{'a' * (i % 7 + 1)}:0.05" for i in range(60)]
     r = node_of.configure(engine="ray", workers=3, timeout=60.0)
@@ -46,6 +55,18 @@ def main(out_dir: str) -> None:
     alive = {int(n["NodeID"][:6], 16) for n in ray.nodes() if n["Alive"]}
     report["placed_on_nodes"] = len(seen & alive)
     report["order_kept"] = [int(s % 1000) for s in scores] == [i % 7 + 1 for i in range(60)]
+
+    r.close()  # its actors hold every CPU of the cluster
+
+    # the evaluation engine's tasks on every node too, rows in order
+    spread = _rows(Path(out_dir) / "spread.jsonl", [f"{'c' * (i % 4 + 1)}:0.3" for i in range(48)])
+    placed = evaluate(str(spread), f"{Path(__file__).resolve()}:node_of", Path(out_dir) / "spread", progress=False,
+                      completions_column="completion", engine="ray", batch_size=2)  # fmt: skip
+    values = [row["rewards"]["node_of"]["score"] for row in placed.rows()]
+    report["eval_placed_on_nodes"] = len({int(v // 1000) for v in values} & alive)
+    report["eval_order_kept"] = [int(v % 1000) for v in values] == [i % 4 + 1 for i in range(48)]
+    r = node_of.configure(engine="ray", workers=3, timeout=60.0)
+    assert r(completions=texts) is not None
 
     # a node killed while a call is in flight: every sample comes back, in order, scored or None
     slow = [f"{'b' * (i % 5 + 1)}:0.2" for i in range(40)]
@@ -67,11 +88,7 @@ def main(out_dir: str) -> None:
     r.close()
 
     # the evaluation engine across the nodes that are left: the same scores as local
-    data = Path(out_dir) / "rows.jsonl"
-    with open(data, "w", encoding="utf-8") as handle:
-        for i in range(40):
-            handle.write(json.dumps({"prompt": f"q{i}", "answer": str(i), "completion": f"#### {i if i % 3 else 0}"}))
-            handle.write("\n")
+    data = _rows(Path(out_dir) / "rows.jsonl", [f"#### {i if i % 3 else 0}" for i in range(40)])
     on_ray = evaluate(str(data), "gsm8k_accuracy", Path(out_dir) / "ray", completions_column="completion",
                       progress=False, engine="ray", batch_size=4)  # fmt: skip
     local = evaluate(str(data), "gsm8k_accuracy", Path(out_dir) / "local", completions_column="completion",
