@@ -14,14 +14,21 @@ is bound by one core (the GIL) and extra concurrency cannot add throughput on
 this machine. A second server serves a reward that waits 50 ms per batch
 without using the CPU (what a judge, sandbox or reward-model call does): there
 the server's 4 concurrent batches are what the throughput ratios show.
+
+``--memory``: one big request per fresh server (``/verify`` with 10,000 to
+600,000 output items, up to 56 MB; a 2 MB ``/score`` body of 699,029 empty
+completions, refused): the server's peak memory growth, as a multiple of the
+body, and ``/health`` latency while the request is in flight.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -98,7 +105,67 @@ def _p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1] if len(values) >= 20 else max(values)
 
 
+def _peak_rss(pid: int) -> int:
+    """The process's peak resident memory in bytes (VmHWM), Linux only."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _verify_body(items: int) -> bytes:
+    item = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]}
+    request = {"responses_create_params": {"input": "2 + 2?"}, "response": {"output": [item] * items}}
+    return json.dumps({**request, "answer": "4"}).encode()
+
+
+def _one_big_request(path: str, body: bytes) -> tuple[int, int, list[float]]:
+    """A fresh server's peak memory growth for one request, its status, and /health latencies meanwhile."""
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "serve.yaml"
+        config.write_text("rewards: [think_format]\n")
+        with running_server(config) as (url, proc):
+            httpx.post(url + "/score", json={"completions": ["<think>a</think><answer>1</answer>"]}, timeout=60)
+            before = _peak_rss(proc.pid)
+            box: dict = {}
+
+            def send() -> None:
+                headers = {"content-type": "application/json"}
+                box["status"] = httpx.post(url + path, content=body, headers=headers, timeout=600).status_code
+
+            sender = threading.Thread(target=send)
+            sender.start()
+            latencies = []
+            with httpx.Client() as client:
+                while sender.is_alive():
+                    start = time.perf_counter()
+                    client.get(url + "/health", timeout=60)
+                    latencies.append(time.perf_counter() - start)
+                    time.sleep(0.02)
+            sender.join()
+            return _peak_rss(proc.pid) - before, box["status"], latencies
+
+
+def memory_and_health() -> None:
+    """Peak memory per request size, and /health latency while the request is in flight."""
+    print("one request on a fresh server: peak memory growth (VmHWM) and /health while it is in flight")
+    print(f"  {'request':<44} {'body MB':>8} {'status':>6} {'peak +MB':>9} {'x body':>7} "
+          f"{'health p50 ms':>13} {'p95 ms':>7} {'max ms':>7}")  # fmt: skip
+    cases = [(f"/verify, {n:,} output items", "/verify", _verify_body(n)) for n in (10_000, 100_000, 600_000)]
+    cases.append(("/score, 699,029 empty completions (413)", "/score",
+                  json.dumps({"completions": [""] * 699_029}).encode()))  # fmt: skip
+    for label, path, body in cases:
+        grown, status, latencies = _one_big_request(path, body)
+        latencies.sort()
+        print(f"  {label:<44} {len(body) / 1e6:>8.1f} {status:>6} {grown / 1e6:>9.1f} {grown / len(body):>6.1f}x "
+              f"{statistics.median(latencies) * 1000:>13.1f} {_p95(latencies) * 1000:>7.1f} "
+              f"{latencies[-1] * 1000:>7.1f}")  # fmt: skip
+
+
 def main() -> None:
+    if "--memory" in sys.argv:
+        memory_and_health()
+        return
     bodies = [_batch(k) for k in range(BATCHES)]
     expected = [_expected(b) for b in bodies]
     flat = [c for b in bodies for c in b["completions"]][:2048]

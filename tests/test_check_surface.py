@@ -135,11 +135,22 @@ def test_a_program_hard_coding_the_visible_examples_is_flagged_when_the_prompt_s
 
 
 @pytest.mark.slow
-def test_a_program_hard_coding_one_shown_example_scores_below_a_real_solution(shared_data):
+def test_a_program_hard_coding_one_shown_example_is_reported_for_beating_a_wrong_attempt(shared_data):
     report = _check("code_tests", _mbpp_rows(shared_data, 5, 1), timeout=30)
     variant = report.summary["probes"]["hardcoded"]["variants"]["visible_examples"]
-    assert variant["judged_rows"] == 5 and variant["share"] == 0.0
+    assert variant["judged_rows"] == 5 and variant["share"] == 0.0  # below a real solution (1/3 against 1) ...
+    assert variant["compared_rows"] == 5 and variant["share_above_wrong"] == 1.0  # ... and above a stub's 0
+    assert _names(report) == {"hardcoded/visible_examples"}
+    message = next(f.message for f in report.findings)
+    assert "above a plausible wrong attempt" in message
+
+
+@pytest.mark.slow
+def test_code_tests_passes_when_the_prompt_shows_no_graded_example(shared_data):
+    report = _check("code_tests", shared_data / "mbpp.jsonl", converter="mbpp", show_tests="signature",
+                    max_samples=4, timeout=60)  # fmt: skip
     assert report.passed, [f.message for f in report.findings]
+    assert report.summary["gold"]["share_at_maximum"] == 1.0
 
 
 # -- rewards the audit could not exercise, and formats the user gives -------------------------------------------
@@ -201,14 +212,10 @@ def test_the_naive_code_reward_grading_the_shown_asserts_fails_naming_the_hole(s
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "data", "options"),
-    [("code_tests", "mbpp.jsonl", {"converter": "mbpp", "max_samples": 4, "timeout": 60}),
-     ("ifeval", "ifeval_input_data.jsonl", {"converter": "ifeval", "max_samples": 20}),
+    [("ifeval", "ifeval_input_data.jsonl", {"converter": "ifeval", "max_samples": 20}),
      ("countdown", None, {"converter": "countdown"})],
-    ids=["code_tests-mbpp", "ifeval", "countdown"],
+    ids=["ifeval", "countdown"],
 )  # fmt: skip
 def test_sound_built_ins_pass_on_the_shared_data(shared_data, name, data, options):
     report = _check(name, _countdown_rows() if data is None else shared_data / data, **options)
     assert report.passed, [f.message for f in report.findings]
-    if name == "code_tests":  # MBPP's own programs are the reference, and the shown example's lookup table loses
-        assert report.summary["gold"]["share_at_maximum"] == 1.0
-        assert report.summary["probes"]["hardcoded"]["variants"]["visible_examples"]["judged_rows"] == 4

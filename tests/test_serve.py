@@ -13,6 +13,7 @@ from serve_helpers import running_server, write_config
 from serve_rewards import vowel_share
 
 from rewardsmith import get_reward
+from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.integrations.remote import remote
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -163,6 +164,12 @@ def test_remote_reward_keeps_order_across_chunks_and_concurrency(server):
     assert why.score == pytest.approx(2 / 3) and why.reason == "2/3 vowels"
     weighted = remote(server, batch_size=2)
     assert weighted.scores(completions=["#### 4", "x"], answer=["4", "4"]) == [1.0, 0.0]
+
+
+def test_remote_naming_a_reward_the_server_does_not_serve_fails_on_the_first_call_naming_those_it_serves(server):
+    client = remote(server, reward="vowel_shares")
+    with pytest.raises(RewardConfigError, match="does not serve 'vowel_shares'; it serves vowel_share"):
+        client.scores(completions=["aab"])
 
 
 def test_remote_reward_fails_to_none_counted_when_the_server_is_gone():

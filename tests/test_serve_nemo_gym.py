@@ -43,7 +43,19 @@ def test_verify_scores_the_final_message_and_echoes_the_request(tmp_path):
         copied = httpx.post(url + "/verify", json=_request("The tool knows."), timeout=60).json()
         bad = httpx.post(url + "/verify", json={"responses_create_params": {}}, timeout=60)
     assert good["reward"] == 2.0 and good["mask_sample"] is False and good["answer"] == "18"
+    assert good["reward_components"] == {"gsm8k_accuracy": 1.0, "tool_success": 1.0}  # each reward, for GDPO
+    assert copied["reward_components"] == {"gsm8k_accuracy": 0.0, "tool_success": 1.0}
     assert good["response"]["id"] == "resp_1"  # the request is echoed, as NeMo-Gym's response model extends it
     # the answer only in the tool's result is not the model's answer
     assert copied["reward"] == 1.0
     assert bad.status_code == 400 and "response" in bad.json()["error"]["message"]
+
+
+def test_verify_with_output_as_a_string_is_a_400_saying_why(tmp_path):
+    config = tmp_path / "serve.yaml"
+    config.write_text("rewards: [gsm8k_accuracy]\n")
+    body = {"responses_create_params": {"input": "9 * 2?"}, "response": {"output": "#### 18"}, "answer": "18"}
+    with running_server(config) as (url, _):
+        response = httpx.post(url + "/verify", json=body, timeout=60)
+    assert response.status_code == 400
+    assert "'response.output' must be a list" in response.json()["error"]["message"]

@@ -21,7 +21,7 @@ the completions are expected in (:mod:`rewardsmith.check.rows`), in families:
 =============  ===========================================================
 
 Probes with no right answer in them (empty, echoed, padded, truncated, tag
-spam, the target alone, ...) are also compared with a plausible *wrong*
+spam, the target alone, a lookup table of the examples the prompt shows, ...) are also compared with a plausible *wrong*
 attempt of the row (reasoning and a wrong answer in the format; for a puzzle
 the given numbers summed; for code a stub of the function): GRPO pays a
 completion for beating its group, so one that outscores honest wrong work is
@@ -138,6 +138,7 @@ _CONTENTLESS: dict[str, frozenset[str] | None] = {
     "padding": None,
     "huge": None,
     "numbers": None,
+    "hardcoded": None,  # what the prompt alone earns: the example calls it shows, answered from a table
     "format_only": frozenset({"empty_blocks", "whitespace_blocks", "nonsense"}),
     "tag_spam": frozenset({"empty_pairs", "open_tags", "closing_tags"}),
     "invisible": frozenset({"only_invisible", "invisible_blocks"}),

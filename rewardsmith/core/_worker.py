@@ -1,8 +1,10 @@
 """Entry point of a reward worker process (``python -m rewardsmith.core._worker RFD WFD``).
 
 The parent sends one ``init`` message (its ``sys.path``, the modules it loaded
-from files, and the pickled reward), then tasks; the worker answers each task
-with its result. A watchdog thread ends the worker, and every process it
+from files, and the pickled reward), then tasks: batches of samples; the
+worker scores a batch in order and reports its results as it goes (after each
+sample once the batch's ``every`` seconds have passed since the last report,
+and at the end). A watchdog thread ends the worker, and every process it
 started, when its parent dies, so a killed training run leaves no processes
 behind.
 """
@@ -77,12 +79,38 @@ def main(read_fd: int, write_fd: int) -> None:
         if message is None:
             _end_what_was_started()
             return
-        task_id, kwargs = message
-        kind, payload = score_sample(fn, to_result, kwargs, in_worker=True)
-        try:
-            outbox.send((task_id, kind, payload))
-        except Exception as exc:
-            outbox.send((task_id, "error", _unsendable(exc)))
+        task_id, rows, every = message
+        _score_batch(outbox, task_id, rows, every, lambda row: score_sample(fn, to_result, row, in_worker=True))
+
+
+def _score_batch(outbox: Connection, task_id: int, rows: list, every: float, score) -> None:
+    """Score ``rows`` in order, sending ``(task_id, outcomes, seconds spent)`` once ``every`` seconds have passed
+    since the last report (after each sample when 0) and at the end; a ``fatal`` outcome ends the batch."""
+    outcomes: list = []
+    spent, last = 0.0, time.monotonic()
+    for row in rows:
+        started = time.perf_counter()
+        outcomes.append(score(row))
+        spent += time.perf_counter() - started
+        fatal = outcomes[-1][0] == "fatal"
+        if fatal or time.monotonic() - last >= every:
+            _send(outbox, task_id, outcomes, spent)
+            outcomes, spent, last = [], 0.0, time.monotonic()
+        if fatal:
+            return
+    if outcomes:
+        _send(outbox, task_id, outcomes, spent)
+
+
+def _send(outbox: Connection, task_id: int, outcomes: list, spent: float) -> None:
+    try:
+        outbox.send((task_id, outcomes, spent))
+    except Exception:
+        for index, (kind, payload) in enumerate(outcomes):  # find what could not be pickled
+            try:
+                outbox.send((task_id, [(kind, payload)], spent if index == 0 else 0.0))
+            except Exception as exc:
+                outbox.send((task_id, [("error", _unsendable(exc))], 0.0))
 
 
 def _unsendable(exc: Exception):

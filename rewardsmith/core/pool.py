@@ -10,6 +10,8 @@ its own pipes, and one dispatcher loop on the calling thread:
 * a worker that dies (segfault, ``os._exit``, the OOM killer) is replaced; its
   sample becomes a ``crash`` failure;
 * results come back in input order; workers are reused between calls;
+* samples travel in batches sized by the reward's measured cost, reported as
+  they are scored, with the same guarantees (:mod:`rewardsmith.core.pool_batches`);
 * workers are plain subprocesses, not forks: no fork-after-threads hazards
   with PyTorch or TRL's event-loop thread, no re-running of the user's script,
   and rewards defined in ``__main__`` or a notebook travel by value
@@ -24,8 +26,11 @@ tags its environment, and a worker killed on a timeout, replaced after a
 crash, stopped when the pool closes or orphaned by its parent's death takes
 its whole tree with it (:mod:`rewardsmith.core.processes`).
 
-A pool never runs more workers than the machine has usable CPUs (a warning
-says so once), and a call starts no more workers than it has samples.
+A pool never runs more workers than this process's CPU budget (a warning
+says so once): the node's CPUs (affinity, cgroup quota, or
+``REWARDSMITH_NODE_CPUS``) shared by the ``LOCAL_WORLD_SIZE`` ranks on it
+(:mod:`rewardsmith.core.budget`); a call starts no more workers than it has
+samples.
 """
 
 from __future__ import annotations
@@ -46,7 +51,9 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.core.budget import NODE_CPUS_VARIABLE, cpu_budget
 from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
+from rewardsmith.core.pool_batches import BatchSizes, Task, report_every
 from rewardsmith.core.processes import TAG_VARIABLE, descendants, kill_tree, usable_cpus
 from rewardsmith.core.result import Failure
 
@@ -72,6 +79,14 @@ def engine_workers() -> int:
         return max(1, int(os.environ.get(WORKERS_VARIABLE, "1")))
     except ValueError:
         return 1
+
+
+def _budget_source() -> str:
+    """What the CPU budget was taken from, for the warning."""
+    explicit = os.environ.get(NODE_CPUS_VARIABLE)
+    node = f"{NODE_CPUS_VARIABLE}={explicit}" if explicit else "the usable CPUs and the cgroup's quota"
+    ranks = os.environ.get("LOCAL_WORLD_SIZE")
+    return node + (f", shared by LOCAL_WORLD_SIZE={ranks} ranks" if ranks else "")
 
 
 def _signal_name(code: int | None) -> str:
@@ -180,6 +195,9 @@ class _Lanes:
     def __bool__(self) -> bool:
         return any(self.lanes)
 
+    def __len__(self) -> int:
+        return sum(map(len, self.lanes))
+
     def _lane(self, slot: int) -> deque:
         return self.lanes[slot % len(self.lanes)]
 
@@ -203,14 +221,16 @@ class WorkerPool:
 
     def __init__(self, payload: bytes, size: int, reward_name: str, file_modules: dict[str, str]) -> None:
         self.requested = max(1, int(size))
-        self.size = min(self.requested, usable_cpus())
+        budget = min(cpu_budget(), usable_cpus())
+        self.size = min(self.requested, budget)
         if self.size < self.requested:
             logger.warning(
-                "reward %r asks for workers=%d, but this machine has %d usable CPUs: it runs at most %d worker "
-                "processes (and never more than a batch has samples)",
+                "reward %r asks for workers=%d, but this process's CPU budget is %d (%s): it runs at most %d "
+                "worker processes (and never more than a batch has samples)",
                 reward_name,
                 self.requested,
-                self.size,
+                budget,
+                _budget_source(),
                 self.size,
             )
         self.reward_name = reward_name
@@ -219,6 +239,8 @@ class WorkerPool:
         self._task_ids = itertools.count()
         self._lock = threading.Lock()
         self._startup_deaths = 0
+        self.sizes = BatchSizes(self.size)
+        self.batches_sent = 0
         self.closed = False
         _POOLS.add(self)
         # Stops the workers when the pool is garbage-collected or the interpreter exits.
@@ -257,11 +279,12 @@ class WorkerPool:
         self._ensure_workers(len(rows))
         results: list[Any] = [None] * len(rows)
         pending = _Lanes(len(rows), len(self._workers), keys)
-        busy: dict[_Worker, tuple[int, int, float | None]] = {}
+        careful: deque[int] = deque()  # samples of a lost batch, sent again one at a time
+        busy: dict[_Worker, Task] = {}
         try:
-            while pending or busy:
-                self._dispatch(rows, pending, busy, results, timeout)
-                self._collect(busy, results, timeout)
+            while pending or careful or busy:
+                self._dispatch(rows, pending, careful, busy, results, timeout)
+                self._collect(busy, careful, results, timeout)
         except BaseException:
             # Ctrl-C or an error mid-batch: the busy workers hold tasks of this
             # call; replace them so that no stale result reaches the next call.
@@ -270,31 +293,39 @@ class WorkerPool:
             raise
         return results
 
-    def _dispatch(self, rows, pending, busy, results, timeout) -> None:
+    def _dispatch(self, rows, pending, careful, busy, results, timeout) -> None:
         for slot, worker in enumerate(list(self._workers)):
-            if not pending:
+            if not pending and not careful:
                 return
             if not worker.ready or worker in busy:
                 continue
-            index = pending.take(slot)
-            task_id = next(self._task_ids)
+            if careful:
+                indices, one = [careful.popleft()], True
+            else:
+                count = self.sizes.take(len(pending))
+                indices, one = [pending.take(slot) for _ in range(min(count, len(pending)))], False
+            task = Task(next(self._task_ids), indices, one, report_every(timeout, one))
             try:
-                worker.send((task_id, rows[index]))
+                worker.send((task.task_id, [rows[i] for i in indices], task.every))
             except (BrokenPipeError, ConnectionError, EOFError):
-                pending.put_back(slot, index)
+                for index in reversed(indices):
+                    pending.put_back(slot, index)
                 self._replace(worker)
                 continue
             except Exception as exc:
-                results[index] = Failure(
+                if len(indices) > 1:  # one of them cannot be sent: each alone finds which
+                    careful.extend(indices)
+                    continue
+                results[indices[0]] = Failure(
                     "error", f"the inputs of this sample could not be sent to a worker: {exc}", type(exc).__name__
                 )
                 continue
-            deadline = time.monotonic() + timeout if timeout is not None else None
-            busy[worker] = (index, task_id, deadline)
+            busy[worker] = task
+            self.batches_sent += 1
 
-    def _collect(self, busy, results, timeout) -> None:
+    def _collect(self, busy, careful, results, timeout) -> None:
         now = time.monotonic()
-        deadlines = [d for (_, _, d) in busy.values() if d is not None]
+        deadlines = [d for d in (t.deadline(timeout) for t in busy.values()) if d is not None]
         deadlines += [w.started + _STARTUP_TIMEOUT for w in self._workers if not w.ready]
         wait_for = max(0.0, min(deadlines) - now) if deadlines else None
         by_conn = {w.inbox: w for w in self._workers if w in busy or not w.ready}
@@ -303,7 +334,7 @@ class WorkerPool:
             try:
                 message = conn.recv()
             except (EOFError, OSError):
-                self._worker_died(worker, busy, results)
+                self._worker_died(worker, busy, careful, results)
                 continue
             if message[0] == "ready":
                 worker.ready = True
@@ -316,27 +347,43 @@ class WorkerPool:
                 )
             else:
                 self._task_done(worker, message, busy, results)
-        self._expire(busy, results, timeout)
+        self._expire(busy, careful, results, timeout)
 
     def _task_done(self, worker, message, busy, results) -> None:
-        task_id, kind, payload = message
-        entry = busy.get(worker)
-        if entry is None or entry[1] != task_id:
+        task_id, outcomes, seconds = message
+        task = busy.get(worker)
+        if task is None or task.task_id != task_id:
             return  # a stale answer for a task that was already given up on
-        index = busy.pop(worker)[0]
-        if kind == "fatal":
-            raise payload if isinstance(payload, BaseException) else RewardReturnError(str(payload))
-        results[index] = payload
+        self.sizes.measured(seconds, len(outcomes))
+        for kind, payload in outcomes:
+            index = task.rows[task.done]
+            task.done += 1
+            if kind == "fatal":
+                busy.pop(worker)
+                raise payload if isinstance(payload, BaseException) else RewardReturnError(str(payload))
+            results[index] = payload
+        task.progress_at = time.monotonic()
+        if task.finished:
+            busy.pop(worker)
 
-    def _worker_died(self, worker, busy, results) -> None:
+    @staticmethod
+    def _settle(task: Task, failure: Failure, careful: deque[int], results: list[Any]) -> None:
+        """A lost batch: its one unreported sample gets ``failure``; several are sent again one at a time."""
+        left = task.unreported
+        if len(left) == 1 or (task.careful and left):
+            results[left[0]] = failure
+            careful.extendleft(reversed(left[1:]))
+        elif left:
+            careful.extend(left)
+
+    def _worker_died(self, worker, busy, careful, results) -> None:
         code = worker.exit_code()
-        entry = busy.pop(worker, None)
-        if entry is not None:
-            results[entry[0]] = Failure(
-                "crash",
-                f"the worker process died ({_signal_name(code)}) while scoring this sample",
-                "WorkerCrash",
+        task = busy.pop(worker, None)
+        if task is not None:
+            failure = Failure(
+                "crash", f"the worker process died ({_signal_name(code)}) while scoring this sample", "WorkerCrash"
             )
+            self._settle(task, failure, careful, results)
         elif not worker.ready:
             self._startup_deaths += 1
             if self._startup_deaths >= _MAX_STARTUP_DEATHS:
@@ -348,12 +395,13 @@ class WorkerPool:
         logger.debug("reward %r: worker %s died (%s); starting another", self.reward_name, worker.proc.pid, code)
         self._replace(worker)
 
-    def _expire(self, busy, results, timeout) -> None:
+    def _expire(self, busy, careful, results, timeout) -> None:
         now = time.monotonic()
-        for worker, (index, _, deadline) in list(busy.items()):
+        for worker, task in list(busy.items()):
+            deadline = task.deadline(timeout)
             if deadline is not None and now >= deadline:
                 busy.pop(worker)
-                results[index] = Failure("timeout", f"timed out after {timeout:g}s", "Timeout")
+                self._settle(task, Failure("timeout", f"timed out after {timeout:g}s", "Timeout"), careful, results)
                 self._replace(worker)
         for worker in list(self._workers):
             if not worker.ready and now - worker.started > _STARTUP_TIMEOUT:

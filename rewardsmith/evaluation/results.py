@@ -8,8 +8,10 @@ means counting its lines. A last line cut short by a kill (no newline, or not
 valid JSON) is detected and cut off before anything is appended; every other
 line must be the row its position says, or the file is refused.
 
-One job writes to a folder at a time: a lock (``flock`` on ``.lock``) is held
-while it runs and released by the operating system if the process dies.
+One job writes to a folder at a time, whatever its flags: a lock on ``.lock``
+is held while it runs (:mod:`rewardsmith.evaluation.folder_lock`: the
+system's lock, and a record of the holder that still refuses where the
+platform or file system has no working lock).
 ``job.json`` records what the job is (data, rewards, completions), so that
 rerunning a *different* job into the same folder is an error instead of a mix.
 """
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.core.errors import RewardsmithError
+from rewardsmith.evaluation.folder_lock import FolderLock, FolderLockedError
 
 __all__ = ["EvaluationError", "JobFolder", "iter_results"]
 
@@ -138,26 +141,15 @@ class JobFolder:
         self._release_lock()
 
     def _take_lock(self) -> None:
+        lock = FolderLock(self.path / LOCK)
         try:
-            import fcntl
-        except ImportError:  # no flock (Windows): one job per folder is up to the user
-            return
-        handle = open(self.path / LOCK, "a+")  # noqa: SIM115 - held until __exit__
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            handle.close()
+            lock.take()
+        except FolderLockedError as exc:
             raise EvaluationError(
-                f"another evaluation (pid {holder}) is writing to {str(self.path)!r}; wait for it to finish, or give "
-                "this job its own output_dir"
+                f"another evaluation ({exc}) is writing to {str(self.path)!r}; wait for it to finish, or give this "
+                "job its own output_dir (overwrite=True does not take a folder from a running job)"
             ) from None
-        handle.seek(0)
-        handle.truncate()
-        handle.write(str(os.getpid()))
-        handle.flush()
-        self._lock = handle
+        self._lock = lock
 
     def _refuse_links(self) -> None:
         """Refuse a folder whose result files are symbolic links: the job would write wherever they point."""
@@ -171,7 +163,7 @@ class JobFolder:
 
     def _release_lock(self) -> None:
         if self._lock is not None:
-            self._lock.close()  # closing the file releases the flock
+            self._lock.release()
             self._lock = None
 
     def _check_identity(self) -> None:

@@ -12,6 +12,10 @@ A score that is not a finite number (``Infinity``, ``1e400``, text) is a
 failure of its sample the same way: one infinite score would make a whole
 GRPO group's advantages NaN.
 
+With ``reward=NAME``, the first call asks the server's ``/health`` which rewards
+it serves and raises :class:`~rewardsmith.core.errors.RewardConfigError`
+naming them when ``NAME`` is not one (it used to score ``None`` silently).
+
 What is sent: the prompts, the completions (strings or messages) and every
 dataset column whose values JSON can carry (others as text). What comes back
 is the server's weighted score, or with ``reward=NAME`` the score of one
@@ -146,12 +150,35 @@ class RemoteReward(AsyncReward):
 
         starts = range(0, len(batch), self.batch_size)
         try:
+            if self.reward is not None and not self.__dict__.get("_served_checked"):
+                async with slot() as sender:
+                    await self._check_served(sender)
             parts = await asyncio.gather(
                 *(self._post(slot, batch, list(range(s, min(s + self.batch_size, len(batch)))), token) for s in starts)
             )
         finally:
             await asyncio.gather(*(s.aclose() for s in made), return_exceptions=True)
         return [value for part in parts for value in part]
+
+    async def _check_served(self, sender: HTTPSender) -> None:
+        """Refuse, on the first call, a ``reward`` the server does not serve (its ``/health`` lists them).
+
+        A server that cannot be asked now is asked again on the next call; the batch's own requests retry.
+        """
+        health = self.endpoint.removesuffix("/score") + "/health"
+        try:
+            response = await sender.request("GET", health, min(self.request_timeout, 30.0))
+            served = response.json().get("rewards") if response.status_code == 200 else None
+        except Exception:  # unreachable now: the scoring requests retry and count their failures
+            return
+        if not isinstance(served, list):
+            return
+        self.__dict__["_served_checked"] = True
+        if self.reward not in served:
+            raise RewardConfigError(
+                f"reward {self.name!r}: the server at {self.url} does not serve {self.reward!r}; it serves "
+                f"{', '.join(map(str, served))} (set reward= to one of them, or leave it out for the weighted score)"
+            )
 
     def _body(self, batch: Batch, rows: list[int]) -> dict[str, Any]:
         body: dict[str, Any] = {"completions": _jsonable([batch.completions[i] for i in rows])}

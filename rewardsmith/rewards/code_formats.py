@@ -17,7 +17,10 @@ write it as a JSON string, which any dataset can hold):
 Also read as they come: APPS's ``input_output`` (``inputs``/``outputs``, with
 ``fn_name`` for the call-based form), and a plain list of assert statements
 (MBPP's ``test_list``). Each assert test must hold an ``assert``: a test that
-asserts nothing would pass any program that loads.
+asserts nothing would pass any program that loads. Only an assert whose
+condition involves the program is a test (:mod:`rewardsmith.rewards.code_asserts`):
+``assert True, "..."``, asserts on constants or on the test's own locals still
+run, as steps that prepare the tests, and are not counted.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.core.errors import RewardsmithError
+from rewardsmith.rewards.code_asserts import asserts_on_program, program_names
 from rewardsmith.sandbox.results import Suite, TestStep
 
 __all__ = [
@@ -202,6 +206,10 @@ def _syntax(code: str, what: str) -> ast.Module:
         raise TestFormatError(f"the {what} is not valid Python: {exc}") from None
 
 
+def _reads_name(tree: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names for n in ast.walk(tree))
+
+
 def _step(stmt: ast.stmt, test: bool) -> TestStep:
     """A statement as a suite step; ``assert a == b`` also as its two sides."""
     code = ast.unparse(stmt)
@@ -283,7 +291,17 @@ def assert_suite(tests: AssertTests) -> Suite:
     if not entry and (builtin := _builtin_entry(trees)) is not None:
         entry.add(builtin)
     wanted = sorted(n for n in read - bound if n not in _BUILTINS or n in entry)
-    steps = [_step(t.body[0], True) if len(t.body) == 1 else TestStep(text) for t, text in zip(trees, tests.asserts)]
+    reached = program_names([setup_tree, *trees], wanted)
+    flags = [asserts_on_program(tree, reached) for tree in trees]
+    if not any(flags):
+        raise TestFormatError(
+            f"no test involves the program (asserts on constants or the tests' own values pass any program): "
+            f"{tests.asserts[0][:80]!r}"
+        )
+    steps = [
+        _step(t.body[0], flag) if len(t.body) == 1 else TestStep(text, test=flag)
+        for t, text, flag in zip(trees, tests.asserts, flags)
+    ]
     return Suite(bind={name: name for name in wanted}, setup=tests.setup, tests=tuple(steps))
 
 
@@ -294,9 +312,14 @@ def humaneval_suite(tests: HumanEvalTests) -> Suite:
     The prompt and the test module run in the judge (the prompt's helpers, such
     as ``poly`` for ``find_zero``, are the prompt's, not the program's); only
     ``candidate``, also under the entry point's own name, is the program's function.
+    A statement whose asserts do not involve it (``assert True, "..."``) runs and is not a test.
+
+    >>> test = 'def check(candidate):\\n    assert True, "debugging"\\n    assert candidate(1) == 1\\n'
+    >>> humaneval_suite(HumanEvalTests("def f(n):\\n    pass\\n", test, "f")).size
+    1
     """
     tree = _syntax(tests.test, "test")
-    _syntax(tests.prompt, "prompt")
+    prompt_tree = _syntax(tests.prompt, "prompt")
     check = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "check"), None)
     if check is None:
         raise TestFormatError("the HumanEval test defines no check(candidate) function")
@@ -304,9 +327,12 @@ def humaneval_suite(tests: HumanEvalTests) -> Suite:
     if not tests.entry_point.isidentifier():
         raise TestFormatError(f"the entry point {tests.entry_point!r} is not a function name")
     setup = f"{tests.prompt}\n\n{tests.test}\n\n{tests.entry_point} = {parameter}\n"
-    has_assert = [any(isinstance(n, ast.Assert) for n in ast.walk(stmt)) for stmt in check.body]
-    steps = tuple(_step(stmt, flag) for stmt, flag in zip(check.body, has_assert))
-    if not any(has_assert) or any(isinstance(n, (ast.Return, ast.Global, ast.Nonlocal)) for n in ast.walk(check)):
+    reached = program_names([prompt_tree, tree], {parameter, tests.entry_point})
+    flags = [asserts_on_program(stmt, reached) for stmt in check.body]
+    steps = tuple(_step(stmt, flag) for stmt, flag in zip(check.body, flags))
+    if not any(flags) or any(isinstance(n, (ast.Return, ast.Global, ast.Nonlocal)) for n in ast.walk(check)):
+        if not any(_reads_name(stmt, reached) for stmt in check.body):
+            raise TestFormatError(f"check({parameter}) never uses {parameter}: it tests nothing of the program")
         steps = (TestStep(f"check({parameter})"),)
     return Suite(bind={parameter: tests.entry_point}, setup=setup, tests=steps)
 
@@ -334,7 +360,7 @@ def count_tests(tests: Tests) -> int:
     (1, 2)
     """
     if isinstance(tests, AssertTests):
-        return len(tests.asserts)
+        return assert_suite(tests).size
     if isinstance(tests, HumanEvalTests):
         return humaneval_suite(tests).size
     return len(tests.inputs)

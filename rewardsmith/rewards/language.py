@@ -19,6 +19,7 @@ Install with ``pip install 'rewardsmith[text]'``.
 from __future__ import annotations
 
 import functools
+import itertools
 import random
 import threading
 import zlib
@@ -40,6 +41,8 @@ _READ = 10_000
 #: ``language_consistency`` on a longer text: windows of this many characters, at most ``_WINDOWS`` of them.
 _WINDOW = 2_000
 _WINDOWS = 16
+#: The most windows one completion's language share detects (16 drawn, the rest to find boundaries).
+_BUDGET = 64
 #: Longer than any URL or e-mail address langdetect removes (2,083 and 575 characters at most).
 _MARGIN = 4_096
 
@@ -122,27 +125,78 @@ def same_language(detected: str | None, expected: str) -> bool:
     return detected == expected or detected.split("-")[0] == expected
 
 
-def _windows(text: str) -> list[str]:
-    """The parts of ``text`` a language is judged on: the whole text up to 10,000 characters, else windows.
-
-    A longer text is cut into windows of 2,000 characters; when there are more
-    than 16, the first, the last and 14 others drawn with a seed taken from the
-    text itself (deterministic, yet not a position a text can be written
-    around: any change to the text moves them). The cost is bounded, and no
-    part of the text is out of reach.
-
-    >>> [len(w) for w in _windows("a" * 9_000)], len(_windows("a" * 5_000_000))
-    ([9000], 16)
-    """
+def _tiles(text: str) -> list[str]:
+    """The whole text up to 10,000 characters, else windows of 2,000 characters covering it."""
     if len(text) <= _READ:
         return [text]
-    tiles = [text[i : i + _WINDOW] for i in range(0, len(text), _WINDOW)]
-    if len(tiles) <= _WINDOWS:
-        return tiles
-    middle = random.Random(zlib.crc32(text.encode("utf-8", "surrogatepass"))).sample(
-        range(1, len(tiles) - 1), _WINDOWS - 2
-    )
-    return [tiles[i] for i in [0, *sorted(middle), len(tiles) - 1]]
+    return [text[i : i + _WINDOW] for i in range(0, len(text), _WINDOW)]
+
+
+def _samples(count: int, seed: int) -> list[int]:
+    """The windows detected first: the first, the last, and one drawn in each of 14 equal stretches between.
+
+    Drawn with a seed from the text (deterministic, yet not a position a text can be written around: any change
+    to the text moves them).
+
+    >>> _samples(10, 0), len(_samples(1_000, 0))
+    ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 16)
+    """
+    if count <= _WINDOWS:
+        return list(range(count))
+    rng = random.Random(seed)
+    inner = count - 2
+    bounds = [1 + inner * k // (_WINDOWS - 2) for k in range(_WINDOWS - 1)]
+    drawn = [rng.randrange(low, high) for low, high in itertools.pairwise(bounds) if high > low]
+    return sorted({0, *drawn, count - 1})
+
+
+def _language_share(text: str, expected: str) -> tuple[float | None, list[str], int]:
+    """The share of ``text``'s characters (of windows with letters) in ``expected``, the languages seen, and the
+    number of windows detected.
+
+    A text up to 10,000 characters is judged whole. A longer one is cut into windows of 2,000 characters; 16 of
+    them are detected (:func:`_samples`), and wherever two neighbouring ones differ, the windows between are
+    bisected down to the boundary (at most ``_BUDGET`` detections in all; a boundary left unresolved splits its
+    stretch in two). Every window is then counted with the language of the detected windows around it, by its
+    length: 10 KB of French before 186 KB of English is about 5% French, whichever windows were drawn.
+    """
+    tiles = _tiles(text)
+    seed = zlib.crc32(text.encode("utf-8", "surrogatepass")) if len(tiles) > _WINDOWS else 0
+    known: dict[int, str | None] = {}
+
+    def label(index: int) -> str | None:
+        if index not in known:
+            known[index] = detect_language(tiles[index])
+        return known[index]
+
+    def kind(index: int) -> bool | None:
+        found = label(index)
+        return None if found is None else same_language(found, expected)
+
+    points = _samples(len(tiles), seed)
+    for index in points:
+        kind(index)
+    pending = [(a, b) for a, b in itertools.pairwise(points) if b - a > 1 and kind(a) != kind(b)]
+    while pending and len(known) < _BUDGET:
+        a, b = pending.pop()
+        middle = (a + b) // 2
+        kind(middle)
+        pending += [(x, y) for x, y in ((a, middle), (middle, b)) if y - x > 1 and kind(x) != kind(y)]
+    detected = sorted(known)
+    weight = {True: 0, False: 0, None: 0}
+    for a, b in itertools.pairwise(detected):
+        between = range(a + 1, b)
+        if kind(a) == kind(b):
+            weight[kind(a)] += sum(len(tiles[i]) for i in between)
+        else:
+            half = a + 1 + len(between) // 2
+            weight[kind(a)] += sum(len(tiles[i]) for i in range(a + 1, half))
+            weight[kind(b)] += sum(len(tiles[i]) for i in range(half, b))
+    for index in detected:
+        weight[kind(index)] += len(tiles[index])
+    seen = sorted({str(found) for found in known.values() if found is not None})
+    judged = weight[True] + weight[False]
+    return (weight[True] / judged if judged else None), seen, len(known)
 
 
 @register_reward("language_consistency")
@@ -156,10 +210,11 @@ class LanguageConsistency(Reward):
     conversation). Detection is ``langdetect``'s (the detector IFEval uses),
     seeded so it is deterministic, on the text as it is seen (invisible
     characters removed). A completion up to 10,000 characters is judged
-    whole (1 or 0); a longer one by windows across all of it (at most 16 of
-    2,000 characters, see :func:`_windows`), the score being the share of
-    windows with letters that are in the expected language, so French on top
-    of English pages does not pass as French. A completion with no letters to
+    whole (1 or 0); a longer one by windows of 2,000 characters across all of
+    it (16 drawn, and the boundaries between languages found by bisection, see
+    :func:`_language_share`), the score being the share of the text (in
+    characters, windows without letters aside) in the expected language, so
+    French on top of English pages does not pass as French. A completion with no letters to
     detect scores 0; a row whose expected language cannot be told (empty
     prompt, no column) scores ``None``.
 
@@ -195,11 +250,8 @@ class LanguageConsistency(Reward):
             where = "the prompt"
             if expected is None:
                 return RewardResult(None, "no expected language: no language column and no prompt text to detect")
-        windows = [w for w in _windows(visible_text(completion)) if detect_language(w) is not None]
-        if not windows:
+        share, seen, detected = _language_share(visible_text(completion), str(expected))
+        if share is None:
             return RewardResult(0.0, f"detected nothing, expected {expected} ({where})")
-        detected = [detect_language(w) for w in windows]
-        share = sum(same_language(d, str(expected)) for d in detected) / len(windows)
-        seen = ", ".join(sorted({str(d) for d in detected}))
-        parts = f" in {share * len(windows):.0f} of {len(windows)} windows" if len(windows) > 1 else ""
-        return RewardResult(share, f"detected {seen}, expected {expected} ({where}){parts}")
+        parts = f"; {share:.0%} of the text, from {detected} windows" if detected > 1 else ""
+        return RewardResult(share, f"detected {', '.join(seen)}, expected {expected} ({where}){parts}")

@@ -3,6 +3,8 @@
 Endpoints (every answer is JSON, errors included):
 
 * ``GET /health``: ``{"status": "ok", "rewards": [...], "columns": {...}, "in_flight": n}``;
+* ``GET /metrics``: requests, samples, latency, failures and queue depth in Prometheus' text format
+  (:mod:`rewardsmith.serve.metrics`);
 * ``POST /score``: ``{"prompts": [...] (optional), "completions": [...], "columns": {"answer": [...]},
   "rewards": [names] (optional: score only these)}`` gives ``{"scores": [...], "rewards": {name: [...]},
   "reasons": {...}, "metrics": {...}, "errors": {...}}``:
@@ -36,9 +38,11 @@ At most ``max_concurrency`` batches are scored at once; the rest wait in turn.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hmac
-import json
 import logging
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +50,9 @@ from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.extras import require_extra
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
-from rewardsmith.serve.nemo_gym import responses_to_messages, verify_columns, verify_response
+from rewardsmith.serve.body import BodyError, TooManyEntries, depth_over, dismantle, encode_json, parse_body
+from rewardsmith.serve.metrics import ServerMetrics
+from rewardsmith.serve.nemo_gym import verify_request, verify_response
 from rewardsmith.serve.service import RewardService
 
 __all__ = ["ServerSettings", "create_app"]
@@ -112,13 +118,13 @@ class _Budget:
         self.held -= n
 
 
-async def _read_body(request: Any, settings: ServerSettings, budget: _Budget, taken: list[int]) -> bytes:
+async def _read_body(request: Any, settings: ServerSettings, budget: _Budget, taken: list[int]) -> bytearray:
     """The body, within the size limit, the server's byte budget (``taken[0]``: bytes counted) and the time limit."""
     limit = settings.max_body_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _HTTPError(413, f"the body has {int(declared):,} bytes, over the server's limit of {limit:,}")
-    chunks: list[bytes] = []
+    received = bytearray()
     try:
         async with asyncio.timeout(settings.body_timeout):
             async for chunk in request.stream():
@@ -128,34 +134,47 @@ async def _read_body(request: Any, settings: ServerSettings, budget: _Budget, ta
                     raise _HTTPError(
                         413, f"the body is over the server's limit of {limit:,} bytes; send smaller batches"
                     )
-                chunks.append(chunk)
+                received += chunk
     except TimeoutError:
         raise _HTTPError(408, f"the body did not arrive within {settings.body_timeout:g} s; send it at once") from None
-    return b"".join(chunks)
+    return received
 
 
-def _parse_json(raw: bytes, max_depth: int) -> Any:
+#: The lists of each endpoint's body that hold one entry per sample (bounded by ``max_samples`` as they are read).
+_PER_SAMPLE = {
+    "/score": {("completions",), ("prompts",), ("columns", "*")},
+    "/get_reward": {("query",), ("prompts",), ("labels",)},
+}
+
+
+def _parse_json(raw: bytes | bytearray, max_depth: int, max_samples: int, endpoint: str) -> Any:
+    """The body's JSON, read in bounded steps (:mod:`rewardsmith.serve.body`; run it off the event loop)."""
+    lists = _PER_SAMPLE.get(endpoint, set())
+
+    def limit_for(path: tuple[str, ...]) -> int | None:
+        if path in lists or (len(path) == 2 and (path[0], "*") in lists):
+            return max_samples
+        return None
+
     try:
-        body = json.loads(raw)
+        body = parse_body(raw, limit_for, max_depth)
     except RecursionError:
         raise _HTTPError(400, f"the body's JSON is nested too deeply (at most {max_depth} levels)") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+    except TooManyEntries as exc:
+        raise _HTTPError(413, f"{'.'.join(exc.path)!r} has more than {exc.limit:,} entries: the batch is over the "
+                         f"server's limit of {exc.limit:,} samples; send smaller batches") from None  # fmt: skip
+    except BodyError as exc:
         raise _HTTPError(400, f"the body is not valid JSON ({exc}); send application/json") from None
-    if _depth_over(body, max_depth):
+    if depth_over(body, max_depth):
         raise _HTTPError(400, f"the body's JSON is nested deeper than {max_depth} levels; send flat values")
     return body
 
 
-def _depth_over(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` lists or objects (walked without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return False
+async def _answer(payload: Any) -> Any:
+    """``payload`` as a JSON response, written off the event loop."""
+    from starlette.responses import Response
+
+    return Response(await asyncio.to_thread(encode_json, payload), media_type="application/json")
 
 
 def _list_field(body: dict[str, Any], key: str, *, required: bool) -> list[Any] | None:
@@ -178,6 +197,35 @@ def _check_keys(body: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
     return body
 
 
+class _CollectorPause:
+    """The cyclic garbage collector paused while big bodies are held.
+
+    Reading a big body creates millions of objects, and the collector, woken by so many, walks all of them in
+    one pass that holds the GIL (up to a second for a 56 MB body, the event loop stopped). Those objects hold no
+    cycles and are freed by their reference counts; the collector runs again when no big body is held.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders = 0
+
+    def take(self) -> None:
+        with self.lock:
+            self.holders += 1
+            gc.disable()
+
+    def give(self) -> None:
+        with self.lock:
+            self.holders -= 1
+            if self.holders == 0:
+                gc.enable()
+
+
+#: Bodies from this size on pause the collector while they are held.
+_BIG_BODY = 1 << 20
+_COLLECTOR = _CollectorPause()
+
+
 class _Handlers:
     """The routes of one server: authorisation, admission (queue, bytes, samples), scoring."""
 
@@ -187,6 +235,33 @@ class _Handlers:
         self.state = {"in_flight": 0, "waiting": 0}
         self.semaphore = asyncio.Semaphore(settings.max_concurrency)
         self.budget = _Budget(settings.max_pending_bytes)
+        self.metrics = ServerMetrics(lambda: (self.state["in_flight"], self.state["waiting"]))
+
+    def timed(self, endpoint: str, handler: Any) -> Any:
+        """``handler`` with its answers counted in :attr:`metrics` (status, time, samples)."""
+
+        async def route(request: Any) -> Any:
+            start = time.perf_counter()
+            status = 500
+            try:
+                response = await handler(request)
+                status = response.status_code
+                return response
+            except _HTTPError as exc:
+                status = exc.status
+                raise
+            except RecursionError:
+                status = 400
+                raise
+            finally:
+                self.metrics.request(endpoint, status, time.perf_counter() - start)
+
+        return route
+
+    async def metrics_text(self, request: Any) -> Any:
+        from starlette.responses import Response
+
+        return Response(self.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     def authorise(self, request: Any) -> None:
         token = self.settings.token
@@ -198,8 +273,20 @@ class _Handlers:
             raise _HTTPError(401, "missing or wrong bearer token; send 'Authorization: Bearer <token>'")
 
     async def body(self, request: Any, taken: list[int]) -> Any:
+        """The request's JSON body, authorised, bounded, and parsed on a thread in steps the loop can interleave."""
         self.authorise(request)
-        return _parse_json(await _read_body(request, self.settings, self.budget, taken), self.settings.max_depth)
+        raw = await _read_body(request, self.settings, self.budget, taken)
+        if len(raw) >= _BIG_BODY:
+            _COLLECTOR.take()
+            taken[1] = 1
+        settings = self.settings
+        return await asyncio.to_thread(_parse_json, raw, settings.max_depth, settings.max_samples, request.url.path)
+
+    def release(self, taken: list[int]) -> None:
+        """Give back what a request held: its bytes, and its pause of the collector."""
+        self.budget.give(taken[0])
+        if taken[1]:
+            _COLLECTOR.give()
 
     def samples(self, n: int) -> None:
         if n > self.settings.max_samples:
@@ -207,7 +294,12 @@ class _Handlers:
                              f"{self.settings.max_samples:,}; send smaller batches")  # fmt: skip
 
     async def scored(
-        self, prompts: list[Any] | None, completions: list[Any], columns: dict[str, Any], only: list[str] | None = None
+        self,
+        endpoint: str,
+        prompts: list[Any] | None,
+        completions: list[Any],
+        columns: dict[str, Any],
+        only: list[str] | None = None,
     ) -> Any:
         self.samples(len(completions))
         if self.semaphore.locked() and self.state["waiting"] >= self.settings.max_queue:
@@ -219,7 +311,11 @@ class _Handlers:
             self.state["waiting"] -= 1
         self.state["in_flight"] += 1
         try:
-            return await self.service.score(prompts, completions, columns, only)
+            served = await self.service.score(prompts, completions, columns, only)
+            for name, values in served.rewards.items():
+                self.metrics.reward(name, len(values), served.errors.get(name, 0), served.seconds.get(name, 0.0))
+            self.metrics.samples[endpoint] += len(completions)
+            return served
         except RewardConfigError as exc:
             raise _HTTPError(400, str(exc)) from None
         finally:
@@ -235,9 +331,7 @@ class _Handlers:
         )
 
     async def score(self, request: Any) -> Any:
-        from starlette.responses import JSONResponse
-
-        taken = [0]
+        taken = [0, 0]
         try:
             body = _check_keys(await self.body(request, taken), ("prompts", "completions", "columns", "rewards"))
             completions = _list_field(body, "completions", required=True)
@@ -247,15 +341,17 @@ class _Handlers:
                 got = type(columns).__name__
                 raise _HTTPError(400, f"'columns' must be an object of column name -> list, got {got}")
             only = _list_field(body, "rewards", required=False)
-            served = await self.scored(prompts, completions or [], columns, only)
-            return JSONResponse(served.to_json())
+            served = await self.scored("/score", prompts, completions or [], columns, only)
+            answer = await _answer(served.to_json())
+            garbage = [body, completions, prompts, columns, served]
+            del body, completions, prompts, columns, served
+            await asyncio.to_thread(dismantle, garbage)
+            return answer
         finally:
-            self.budget.give(taken[0])
+            self.release(taken)
 
     async def get_reward(self, request: Any) -> Any:
-        from starlette.responses import JSONResponse
-
-        taken = [0]
+        taken = [0, 0]
         try:
             body = await self.body(request, taken)
             if not isinstance(body, dict):
@@ -271,29 +367,32 @@ class _Handlers:
                 columns = label_columns(labels, len(queries), self.settings.label_column)
             except RewardConfigError as exc:
                 raise _HTTPError(400, str(exc)) from None
-            served = await self.scored(prompts, [c for c, _ in split], columns)
+            served = await self.scored("/get_reward", prompts, [c for c, _ in split], columns)
             named = NamedScores(served.rewards, served.scores)
-            return JSONResponse(openrlhf_answer(named, [ok for _, ok in split], self.settings.none_score))
+            return await _answer(openrlhf_answer(named, [ok for _, ok in split], self.settings.none_score))
         finally:
-            self.budget.give(taken[0])
+            self.release(taken)
 
     async def verify(self, request: Any) -> Any:
         """NeMo-Gym's resources-server verify (:mod:`rewardsmith.serve.nemo_gym`)."""
-        from starlette.responses import JSONResponse
-
-        taken = [0]
+        taken = [0, 0]
         try:
             body = await self.body(request, taken)
-            if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
-                raise _HTTPError(400, "a verify request is a JSON object with 'response' (a Responses API object)")
-            params = body.get("responses_create_params")
-            prompt = responses_to_messages(params.get("input") if isinstance(params, dict) else None)
-            completion = responses_to_messages(body["response"].get("output"))
-            served = await self.scored([prompt], [completion], verify_columns(body))
+            try:
+                prompt, completion, columns = await asyncio.to_thread(verify_request, body)
+            except ValueError as exc:
+                raise _HTTPError(400, str(exc)) from None
+            served = await self.scored("/verify", [prompt], [completion], columns)
             reasons = "; ".join(f"{name}: {texts[0]}" for name, texts in served.reasons.items())
-            return JSONResponse(verify_response(body, served.scores[0], reasons))
+            components = {name: scores[0] for name, scores in served.rewards.items()}
+            payload = verify_response(body, served.scores[0], reasons, components)
+            answer = await _answer(payload)
+            garbage = [payload, body, completion, prompt]
+            del payload, body, completion, prompt
+            await asyncio.to_thread(dismantle, garbage)
+            return answer
         finally:
-            self.budget.give(taken[0])
+            self.release(taken)
 
 
 async def _on_http_error(request: Any, exc: Exception) -> Any:
@@ -331,9 +430,10 @@ def create_app(service: RewardService, settings: ServerSettings | None = None) -
     return Starlette(
         routes=[
             Route("/health", handlers.health, methods=["GET"]),
-            Route("/score", handlers.score, methods=["POST"]),
-            Route("/get_reward", handlers.get_reward, methods=["POST"]),
-            Route("/verify", handlers.verify, methods=["POST"]),
+            Route("/metrics", handlers.metrics_text, methods=["GET"]),
+            Route("/score", handlers.timed("/score", handlers.score), methods=["POST"]),
+            Route("/get_reward", handlers.timed("/get_reward", handlers.get_reward), methods=["POST"]),
+            Route("/verify", handlers.timed("/verify", handlers.verify), methods=["POST"]),
         ],
         exception_handlers={_HTTPError: _on_http_error, HTTPException: _on_starlette_error, Exception: _on_bug},
         lifespan=asynccontextmanager(lifespan),

@@ -7,7 +7,9 @@ request that started the rollout: its ``input`` messages, its ``tools``), the
 task's own fields at the top level. The answer is the request echoed back
 with ``reward`` (a float) and, since rewardsmith knows when a score is not a
 measurement, ``mask_sample``, ``failure_kind`` and ``failure_reason`` for a
-rollout no reward could score.
+rollout no reward could score, and ``reward_components`` (each reward's score,
+``null`` where it did not apply) so that training that normalises each reward
+on its own (GDPO) sees them.
 
 :func:`responses_to_messages` turns the ``output`` items into chat messages,
 which the core reads as a trajectory like any other.
@@ -20,10 +22,10 @@ from typing import Any
 
 from rewardsmith.core.tool_calls import message_text
 
-__all__ = ["responses_to_messages", "verify_columns", "verify_response"]
+__all__ = ["responses_to_messages", "verify_columns", "verify_request", "verify_response"]
 
 #: Keys of a verify request that are not task columns.
-_PROTOCOL_KEYS = frozenset({"responses_create_params", "response", "_ng_rollout_id"})
+_PROTOCOL_KEYS = frozenset({"responses_create_params", "response", "_ng_rollout_id", "reward_components"})
 
 
 def responses_to_messages(items: Any) -> list[dict[str, Any]]:
@@ -69,14 +71,41 @@ def verify_columns(body: dict[str, Any]) -> dict[str, list[Any]]:
     return {key: [value] for key, value in body.items() if key not in _PROTOCOL_KEYS}
 
 
-def verify_response(body: dict[str, Any], score: float | None, reason: str = "") -> dict[str, Any]:
-    """The verify answer: the request echoed with ``reward``; an unscored rollout is masked, with the reason.
+def verify_request(body: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, list[Any]]]:
+    """A verify request's prompt and completion (as messages) and task columns; ``ValueError`` saying what is wrong.
+
+    >>> verify_request({"response": {"output": "18"}})
+    Traceback (most recent call last):
+    ...
+    ValueError: 'response.output' must be a list of Responses API output items (message, function_call, ...), got str
+    """
+    if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
+        raise ValueError("a verify request is a JSON object with 'response' (a Responses API object)")
+    output = body["response"].get("output")
+    if not isinstance(output, list):
+        raise ValueError(
+            "'response.output' must be a list of Responses API output items (message, function_call, ...), "
+            f"got {type(output).__name__}"
+        )
+    params = body.get("responses_create_params")
+    prompt = responses_to_messages(params.get("input") if isinstance(params, dict) else None)
+    return prompt, responses_to_messages(output), verify_columns(body)
+
+
+def verify_response(
+    body: dict[str, Any], score: float | None, reason: str = "", components: dict[str, float | None] | None = None
+) -> dict[str, Any]:
+    """The verify answer: the request echoed with ``reward`` and each reward's score as ``reward_components``;
+    an unscored rollout is masked, with the reason.
 
     >>> verify_response({"response": {}}, None, "no reward applies")["mask_sample"]
     True
+    >>> verify_response({"response": {}}, 1.5, components={"a": 1.0, "b": 0.5})["reward_components"]
+    {'a': 1.0, 'b': 0.5}
     """
     out = dict(body)
     out["reward"] = 0.0 if score is None else float(score)
+    out["reward_components"] = dict(components or {})
     out["mask_sample"] = score is None
     if score is None:
         out["failure_kind"] = "rewardsmith:unscored"

@@ -6,8 +6,9 @@ scores one batch with all of them, with reasons and metrics. It knows nothing
 of HTTP: :mod:`rewardsmith.serve.app` turns requests into calls of
 :meth:`RewardService.score` and its answers into JSON.
 
-Sync rewards run on a thread (so the event loop keeps answering health
-checks and other batches while one batch is scored); async rewards (judges)
+Sync rewards run on a thread, and so do reading the batch and gathering the
+answer (so the event loop keeps answering health checks and other batches
+while one batch is scored); async rewards (judges)
 are awaited on the server's loop with :meth:`~rewardsmith.core.async_reward.AsyncReward.arun_batch`,
 never through a nested loop.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,7 @@ class ServedBatch:
     reasons: dict[str, list[str]]
     metrics: dict[str, list[dict[str, Any]]]
     errors: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)  # each reward's time on the batch (not sent)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON body of ``POST /score``."""
@@ -161,16 +164,29 @@ class RewardService:
 
         A sample a reward fails on scores ``None`` there and is counted in ``errors``.
         """
-        n = len(completions)
-        rewards_used, weights = self.select(only)
-        self.check_columns(columns, n, rewards_used)
-        batch = Batch.from_call(prompts, completions, None, dict(columns))
+        rewards_used, weights, batch = await asyncio.to_thread(self._prepare, prompts, completions, columns, only)
         scored = await asyncio.gather(*(self._run(reward, batch) for reward in rewards_used))
+        return await asyncio.to_thread(self._assemble, rewards_used, weights, scored)
+
+    def _prepare(
+        self, prompts: list[Any] | None, completions: list[Any], columns: dict[str, Any], only: list[str] | None
+    ) -> tuple[list[Reward], list[float], Batch]:
+        """The rewards to run and the batch, checked (on a thread: a big batch takes a while to read)."""
+        rewards_used, weights = self.select(only)
+        self.check_columns(columns, len(completions), rewards_used)
+        return rewards_used, weights, Batch.from_call(prompts, completions, None, dict(columns))
+
+    @staticmethod
+    def _assemble(
+        rewards_used: list[Reward], weights: list[float], scored: list[tuple[list[Any], set[int], float]]
+    ) -> ServedBatch:
         rewards: dict[str, list[float | None]] = {}
         reasons: dict[str, list[str]] = {}
         metrics: dict[str, list[dict[str, Any]]] = {}
         errors: dict[str, int] = {}
-        for reward, (results, failed) in zip(rewards_used, scored):
+        seconds: dict[str, float] = {}
+        for reward, (results, failed, took) in zip(rewards_used, scored):
+            seconds[reward.name] = took
             rewards[reward.name] = [r.score if isinstance(r, RewardResult) else None for r in results]
             reasons[reward.name] = [
                 (r.error or r.reason) if isinstance(r, RewardResult) else "not scored" for r in results
@@ -178,12 +194,13 @@ class RewardService:
             metrics[reward.name] = [_json_metrics(r.metrics) if isinstance(r, RewardResult) else {} for r in results]
             errors[reward.name] = len(failed)
         weighted = weighted_sum(list(rewards.values()), weights)
-        return ServedBatch(weighted, rewards, reasons, metrics, errors)
+        return ServedBatch(weighted, rewards, reasons, metrics, errors, seconds)
 
     @staticmethod
-    async def _run(reward: Reward, batch: Batch) -> tuple[list[Any], set[int]]:
+    async def _run(reward: Reward, batch: Batch) -> tuple[list[Any], set[int], float]:
+        start = time.perf_counter()
         scored = await run_batch_async(reward, batch, explain=True)
-        return scored.values, scored.failed
+        return scored.values, scored.failed, time.perf_counter() - start
 
     def close(self) -> None:
         """Stop the rewards' worker processes (or Ray actors)."""

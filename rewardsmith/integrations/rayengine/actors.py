@@ -42,7 +42,7 @@ from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
 from rewardsmith.core.pool import WORKERS_VARIABLE
 from rewardsmith.core.result import Failure
 from rewardsmith.core.sample import score_sample
-from rewardsmith.integrations.rayengine.batching import Batch, BatchSizes, report_every
+from rewardsmith.integrations.rayengine.batching import Batch, ray_batch_sizes, report_every
 from rewardsmith.integrations.rayengine.cluster import connect, load_reward
 
 __all__ = ["RayPool", "RewardActor"]
@@ -131,7 +131,7 @@ class RayPool:
         self._slots: list[_Slot] = []
         self._lock = threading.Lock()
         self._startup_deaths = 0
-        self.sizes = BatchSizes(self.size)
+        self.sizes = ray_batch_sizes(self.size)
         self.batches_sent = 0
         weakref.finalize(self, _kill_all, self.ray, self._slots)
 

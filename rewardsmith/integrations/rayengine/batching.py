@@ -1,7 +1,9 @@
 """How the ``ray`` engine cuts a call's samples into batches for its actors, and what one batch in flight knows.
 
 A Ray call costs about a millisecond of scheduling and transport, far more than
-a cheap reward spends on a sample, so samples travel in batches. Their size
+a cheap reward spends on a sample, so samples travel in batches, as in the
+local pool (:mod:`rewardsmith.core.pool_batches`, whose sizing and reporting
+this uses, with bigger batches). Their size
 comes from the reward's measured cost: the first batch of a pool is one sample
 per actor; after that each batch holds about :data:`BATCH_SECONDS` of work
 (the actors report the time they spent scoring), and never more than an equal
@@ -21,7 +23,7 @@ the end. That is what keeps the per-sample guarantees with batches:
   sample each, which find the one that hangs or crashes, while the others are
   scored.
 
->>> sizes = BatchSizes(actors=2)
+>>> sizes = ray_batch_sizes(actors=2)
 >>> sizes.take(pending=100)  # no cost measured yet: one sample
 1
 >>> sizes.measured(seconds=0.001, count=10)  # 0.1 ms a sample
@@ -31,53 +33,26 @@ the end. That is what keeps the per-sample guarantees with batches:
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BATCH_SECONDS", "Batch", "BatchSizes", "report_every"]
+from rewardsmith.core.pool_batches import BatchSizes as _Sizes
+from rewardsmith.core.pool_batches import report_every
+
+__all__ = ["BATCH_SECONDS", "Batch", "ray_batch_sizes", "report_every"]
 
 #: Seconds of work a batch aims at, once the reward's cost is measured. Each batch costs Ray a few
 #: milliseconds, so at 0.05 s a reward of ~2 ms per sample ran 1-4% slower than the local pool; at 0.2 s the
 #: same (benchmarks/ray_scale.py). Results still come back every ``report_every`` seconds within a batch.
 BATCH_SECONDS = float(os.environ.get("REWARDSMITH_RAY_BATCH_SECONDS", "0.2"))
-_REPORT_SECONDS = 0.05
 _MAX_BATCH = 1024  # bounds what a crash sends again one by one
 
 
-def report_every(timeout: float | None, careful: bool) -> float:
-    """Seconds between an actor's reports: every sample when ``careful``; else at most a quarter of ``timeout``.
-
-    >>> report_every(None, False), report_every(0.1, False), report_every(10.0, True)
-    (0.05, 0.025, 0.0)
-    """
-    if careful:
-        return 0.0
-    return _REPORT_SECONDS if timeout is None else min(_REPORT_SECONDS, timeout / 4)
-
-
-@dataclass
-class BatchSizes:
-    """The batch size for a pool of ``actors``, from the measured seconds per sample (kept between calls)."""
-
-    actors: int
-    cost: float | None = None
-
-    def measured(self, seconds: float, count: int) -> None:
-        """Fold in ``count`` samples that took ``seconds`` (a moving average, so a slow first sample fades)."""
-        if count <= 0:
-            return
-        per = max(seconds / count, 1e-7)
-        self.cost = per if self.cost is None else 0.5 * self.cost + 0.5 * per
-
-    def take(self, pending: int) -> int:
-        """How many of ``pending`` samples the next batch takes."""
-        if self.cost is None:
-            return 1
-        share = math.ceil(pending / self.actors)
-        return max(1, min(int(BATCH_SECONDS / self.cost), share, _MAX_BATCH))
+def ray_batch_sizes(actors: int) -> _Sizes:
+    """The local pool's :class:`~rewardsmith.core.pool_batches.BatchSizes`, with the Ray engine's target and cap."""
+    return _Sizes(actors, target=BATCH_SECONDS, most=_MAX_BATCH)
 
 
 @dataclass

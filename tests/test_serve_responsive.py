@@ -1,0 +1,71 @@
+"""The reward server stays responsive and bounded under big requests: a real server on 127.0.0.1.
+
+``/health`` is answered while a 56 MB ``/verify`` request (600,000 output items) is read, converted, scored and
+answered (each health check has a time limit that must hold: before, the event loop stopped for 3-11 s); a body
+of 699,029 empty completions is refused with 413 before it is built (the server's peak memory grows by a small
+multiple of the body, not 23 times it).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+from serve_helpers import running_server
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+pytest.importorskip("uvicorn")
+
+
+def _peak_rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM in /proc/<pid>/status")
+
+
+def test_health_is_answered_while_a_huge_verify_request_is_in_flight(tmp_path):
+    item = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]}
+    request = {"responses_create_params": {"input": "2 + 2?"}, "response": {"output": [item] * 600_000}}
+    body = json.dumps({**request, "answer": "4"}).encode()
+    assert 50e6 < len(body) < 64 * 2**20
+    config = tmp_path / "serve.yaml"
+    config.write_text("rewards: [think_format]\n")
+    with running_server(config) as (url, _):
+        outcome: dict = {}
+
+        def big() -> None:
+            response = httpx.post(url + "/verify", content=body, headers={"content-type": "application/json"},
+                                  timeout=600)  # fmt: skip
+            outcome["status"], outcome["reward"] = response.status_code, response.json().get("reward")
+
+        sender = threading.Thread(target=big)
+        sender.start()
+        answered = 0
+        with httpx.Client() as client:
+            while sender.is_alive():
+                # a limit that must hold: before, /health waited 3 to 11 s behind the big request
+                assert client.get(url + "/health", timeout=2.0).status_code == 200
+                answered += sender.is_alive()
+        sender.join()
+    assert outcome == {"status": 200, "reward": 0.0}
+    assert answered >= 10  # answered again and again while the big request was in flight
+
+
+def test_a_batch_over_max_samples_is_refused_before_it_is_built(tmp_path):
+    config = tmp_path / "serve.yaml"
+    config.write_text("rewards: [think_format]\n")
+    body = json.dumps({"completions": [""] * 699_029}).encode()
+    with running_server(config) as (url, proc):
+        httpx.post(url + "/score", json={"completions": ["<think>a</think><answer>1</answer>"]}, timeout=60)
+        before = _peak_rss_kb(proc.pid)
+        response = httpx.post(url + "/score", content=body, headers={"content-type": "application/json"}, timeout=120)
+        grown = (_peak_rss_kb(proc.pid) - before) * 1024
+        health = httpx.get(url + "/health", timeout=60)
+    assert response.status_code == 413 and "8,192" in response.json()["error"]["message"]
+    assert health.status_code == 200
+    assert grown < 6 * len(body), f"peak memory grew by {grown / len(body):.1f}x the body"  # was 22.7x
