@@ -30,13 +30,16 @@ from __future__ import annotations
 import itertools
 import re
 
+from rewardsmith.rewards._equivalence import list_parts
 from rewardsmith.rewards._text import MAX_ANSWERS, number_spans
 
 __all__ = [
     "ANSWER_PHRASE",
     "MAX_STATEMENT_CHARS",
+    "OFFERS",
     "alternatives",
     "answer_statements",
+    "closing_sentence",
     "closing_statement",
     "final_part",
     "math_spans",
@@ -180,23 +183,120 @@ def statement_values(said: str) -> list[str]:
     said = without_emphasis(said)
     if len(said) > MAX_STATEMENT_CHARS:
         return [said]
+    said = _qualifiers_cut(_from_value(said))
     spans = math_spans(said)
+    if len(spans) > 1 and all(_LIST_GAP.fullmatch(gap) for gap in _gaps(said)):
+        # one list written across formulas ("are $-1, 0,$ and $1$"): its items
+        spans = [item for span in spans for item in (list_parts(span.rstrip(" ,")) or [span.rstrip(" ,")])]
     if spans:
         return spans
     parts = [_leading_math(p) for p in _CONNECTIVE.split(said)]
     return [p for p in parts if p]
 
 
+#: Where a value starts: a formula, a number (after "approximately", "exactly", Markdown emphasis).
+_VALUE_START = re.compile(
+    r"[\s:]{0,5}(?:\*\*|__)?\s{0,3}(?:(?:approximately|exactly|about|equal\s{1,3}to)\s{1,3})?"
+    r"(?:\$|\\\(|\\\[|[-\u2212]?\.?\d)",
+    re.IGNORECASE,
+)
+_VERB = re.compile(r"\b(?:is|are|was|were|equals|be)\b(?:\s{0,3}\((?:is|are)\))?", re.IGNORECASE)
+#: What qualifies a value after it: a condition, a reason, where it occurs ("$13$, occurring where $y$ is least").
+_QUALIFIER = re.compile(
+    r",?\s{0,5}\b(?:for|where|when|whenever|since|because|as|which|occurring|attained|achieved|given|if|provided"
+    r"|with|so\s{1,3}that|such\s{1,3}that|satisfying|assuming|at)\b",
+    re.IGNORECASE,
+)
+_LIST_GAP = re.compile(r"\s{0,5}(?:,\s{0,5})?(?:and\s{1,5})?")
+
+
+def _from_value(said: str) -> str:
+    """A statement in prose ("the smallest $n$ such that ... is $n = 10$") from the value its verb states."""
+    if _VALUE_START.match(said):
+        return said
+    masked = _masked(said)
+    for verb in _VERB.finditer(masked):
+        if _VALUE_START.match(said, verb.end()):
+            return said[verb.end() :].lstrip(" :")
+    return said
+
+
+def _qualifiers_cut(said: str) -> str:
+    """A statement without what qualifies its value (``5 for all $n$``, ``$13$, occurring where ...``)."""
+    first = _VALUE_START.search(said)
+    if first is None:
+        return said
+    masked = _masked(said)
+    value_end = first.end()
+    span = _MATH_SPAN.match(said, first.end() - 2) or _MATH_SPAN.match(said, first.end() - 1)
+    if span:
+        value_end = span.end()
+    qualifier = _QUALIFIER.search(masked, value_end)
+    return said[: qualifier.start()] if qualifier else said
+
+
+def _gaps(said: str) -> list[str]:
+    """The text between consecutive formulas of a statement."""
+    found = list(_MATH_SPAN.finditer(said))
+    return [said[a.end() : b.start()] for a, b in itertools.pairwise(found)]
+
+
 _COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=")
 _CONCLUSION = re.compile(r"(?:so|therefore|thus|hence|finally|altogether|in total)\b", re.IGNORECASE)
 _FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
 _DOLLAR = re.compile(r"(?<!\\)\$")
-_LAST_SENTENCE = re.compile(r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n)")  # ``\!`` is TeX spacing
+_LAST_SENTENCE = re.compile(  # ``\!`` is TeX spacing; a display formula ends its sentence when a capital follows
+    r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n|(?<=\\\])[ \t]{1,20}(?=[A-Z]))"
+)
+#: A sentence that opens by pointing back ("This means ...", "This function is injective") comments on the
+#: statement before it; it states a value of its own only when one follows its verb at once ("This gives $5$.").
+_BACK = r"(?:this|that|these|those|it|such)\b"
+_BACK_REFERENCE = re.compile(_BACK, re.IGNORECASE)
+_OWN_VALUE = re.compile(  # "This gives $5$.", "It is 12.", "That means the total is \\(7\\)."
+    rf"{_BACK}(?:\s{{1,5}}[a-z]{{2,20}}){{0,2}}\s{{1,5}}(?:is|are|was|equals|gives|yields|makes|leaves|means|shows)"
+    r"\s{1,5}(?:(?:us|that|the|a|an|total|of|answer|value|result|is|equal|to)\s{1,5}){0,4}(?:\*\*)?(?:\$|\\\(|\\\[|-?\d)",
+    re.IGNORECASE,
+)
 
 
 def _masked(text: str) -> str:
     """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose."""
     return _MATH_SPAN.sub(lambda m: " " * len(m.group(0)), text)
+
+
+_DISPLAY_END = re.compile(r"\.\s{0,5}(?:\\\]|\$\$)$")
+
+
+def _ends_sentence(sentence: str) -> bool:
+    """Whether a sentence is complete: it ends in ``.`` or ``!``, or in a display formula that ends in ``.``."""
+    return bool(sentence) and (sentence[-1] in ".!" or _DISPLAY_END.search(sentence) is not None)
+
+
+def _comment(sentence: str) -> bool:
+    """Whether a sentence comments on the one before it ("This means ...") rather than stating a value itself."""
+    return _BACK_REFERENCE.match(sentence) is not None and _OWN_VALUE.match(sentence) is None
+
+
+def closing_sentence(text: str) -> str | None:
+    r"""The sentence that closes ``text`` (comments on it and sign-offs skipped), or ``None`` when it is cut off.
+
+    >>> closing_sentence("So it is 5. This means we are done."), closing_sentence("It is 5. Is it?")
+    ('So it is 5.', None)
+    """
+    tail = text[-MAX_STATEMENT_CHARS:].rstrip()
+    for _ in range(3):
+        starts = [m.end() for m in _LAST_SENTENCE.finditer(tail.rstrip(".!"))]
+        sentence = tail[starts[-1] if starts else 0 :].strip()
+        if not starts or not (_FLUFF.match(sentence) or _comment(sentence)):
+            break
+        tail = tail[: starts[-1]].rstrip()
+    if not _ends_sentence(sentence) or len(sentence) > 600 or len(_DOLLAR.findall(sentence)) % 2:
+        return None  # a question, a sentence cut off (a truncated completion), or a formula left open
+    return sentence
+
+
+#: Words and signs that offer values as alternatives: several values so offered are a hedge, never a list.
+OFFERS = re.compile(r"(?<![\w\\])(?:or|either|possibly|perhaps|maybe)(?!\w)|\\lor(?![a-z])|\\vee(?![a-z])", re.I)
 
 
 def closing_statement(text: str) -> list[str] | None:
@@ -216,15 +316,9 @@ def closing_statement(text: str) -> list[str] | None:
     >>> closing_statement("We add 2 and 3."), closing_statement("Is it 5?"), closing_statement("First, 3.\n4")
     (None, None, None)
     """
-    tail = text[-MAX_STATEMENT_CHARS:].rstrip()
-    for _ in range(2):
-        starts = [m.end() for m in _LAST_SENTENCE.finditer(tail.rstrip(".!"))]
-        sentence = tail[starts[-1] if starts else 0 :].strip()
-        if not _FLUFF.match(sentence) or not starts:
-            break
-        tail = tail[: starts[-1]].rstrip()
-    if not sentence or sentence[-1] not in ".!" or len(sentence) > 600 or len(_DOLLAR.findall(sentence)) % 2:
-        return None  # a question, a sentence cut off (a truncated completion), or a formula left open
+    sentence = closing_sentence(text)
+    if sentence is None:
+        return None
     masked = _masked(sentence)
     copulas = list(_COPULA.finditer(masked))
     if copulas:

@@ -7,6 +7,8 @@ r"""Answer forms compared before math-verify: choice letters, inequalities as in
 * :func:`list_parts`: a bare list ``2, 3, 4`` keeps its order (a sequence or
   tuple), unless the prompt asks for all solutions or values (then it is a
   set, as ``\{...\}`` always is);
+* :func:`renamed_variable`: ``f(y) = 1`` is ``f(x) = 1`` when the reference
+  names the variable ``x`` (a function's argument is a dummy);
 * :func:`without_unit`: ``12cm``, ``5 \text{ inches}``, ``45 degrees``: the
   number, when a common unit follows it.
 """
@@ -15,7 +17,15 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["choice_letters", "interval_form", "list_parts", "ordered_prompt", "without_unit"]
+__all__ = [
+    "choice_letters",
+    "interval_form",
+    "list_parts",
+    "ordered_prompt",
+    "renamed_variable",
+    "without_thousands",
+    "without_unit",
+]
 
 _CHOICE_WRAP = re.compile(r"\\(?:text\w{0,6}|mathrm|mbox)\s{0,5}\{([^{}]{0,40})\}")
 _CHOICES = re.compile(r"\(?([A-H])\)?(?:\s{0,3},\s{0,3}\(?([A-H])\)?){0,7}")
@@ -59,20 +69,37 @@ def interval_form(text: str) -> str | None:
     return None
 
 
-_THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|,\\!|,)(?=\d{3}(?!\d))")
+_THOUSANDS = re.compile(r"(?<![\d,.])\d{1,3}(?:(?:\{,\}|,\\!|,)\d{3})+(?![\d.]|,\d|\{,\}|,\\!)")
+_SEPARATORS = re.compile(r"\{,\}|,\\!|,")
+
+
+def without_thousands(text: str) -> str:
+    r"""``text`` with the separators of numbers written in thousands (``10{,}000``, ``1,000,000``) taken out.
+
+    Only a number whose groups are all three digits is one: ``1,7,103`` is a
+    list, and so is ``32, 349`` (a space after the comma).
+
+    >>> without_thousands("10{,}000"), without_thousands("1,000,000 and 2,5"), without_thousands("(1,7,103)")
+    ('10000', '1000000 and 2,5', '(1,7,103)')
+    >>> without_thousands("32, 349"), without_thousands("3.141,592")
+    ('32, 349', '3.141,592')
+    """
+    return _THOUSANDS.sub(lambda m: _SEPARATORS.sub("", m.group(0)), text)
 
 
 def list_parts(text: str) -> list[str]:
     r"""The parts of a bare comma-separated list (``2, 3, 4``), or ``[]`` for anything else.
 
     Bracketed tuples, intervals and sets are not bare lists (math-verify
-    compares them itself); thousands separators do not separate.
+    compares them itself), but a list of them is; thousands separators do not separate.
 
     >>> list_parts("2, 4, 3"), list_parts("10,000"), list_parts("(1, 2)"), list_parts(r"\{1, 2\}")
     (['2', '4', '3'], [], [], [])
+    >>> list_parts("(1, 2), (3, 4)"), list_parts(r"\left( 1, 2 \right)")
+    (['(1, 2)', '(3, 4)'], [])
     """
-    text = _THOUSANDS.sub("", text.strip())
-    if not text or text[0] in "([{" or text.startswith(("\\left", "\\{", "\\begin")) or "\\cup" in text:
+    text = without_thousands(text.strip())
+    if not text or text.startswith("\\begin") or "\\cup" in text:
         return []
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
@@ -85,7 +112,9 @@ def list_parts(text: str) -> list[str]:
 
 
 _UNORDERED = re.compile(
-    r"\ball\b[^.?]{0,80}\b(?:solutions|values|roots|zeros|numbers|possibilities|answers|integers|points)\b"
+    r"\b(?:all|possible)\b[^.?]{0,80}\b(?:solutions|values|roots|zeros|numbers|possibilities|answers|integers|points)\b"
+    r"|\bthe\s{1,3}(?:real\s{1,3})?(?:solutions|values|roots|zeros)\s{1,3}of\s{1,3}\$?[a-z]\$?"
+    r"\s{1,3}(?:for\s{1,3}which|such\s{1,3}that|that|satisfying)"
     r"|separated by commas",
     re.IGNORECASE,
 )
@@ -96,6 +125,8 @@ def ordered_prompt(prompt: str | None) -> bool:
 
     >>> ordered_prompt("Find all real solutions, separated by commas.")
     False
+    >>> ordered_prompt("Determine the values of $x$ for which $f(x)=g(x)$."), ordered_prompt("the possible values of x")
+    (False, False)
     >>> ordered_prompt("Find p and q."), ordered_prompt(None)
     (True, True)
     """
@@ -118,3 +149,24 @@ def without_unit(answer: str) -> str:
     """
     match = _UNIT.match(answer) if len(answer) < 60 else None
     return match.group(1) if match else answer
+
+
+_DEFINITION = re.compile(r"^\s*([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)\s*=(.{1,500})$", re.DOTALL)
+
+
+def renamed_variable(gold: str, predicted: str) -> str:
+    r"""``predicted``, a function defined in another variable than the reference's, in the reference's variable.
+
+    >>> renamed_variable("f(x)=1", "f(y) = 1"), renamed_variable("f(z)=z", "f(n) = n")
+    ('f(x)= 1', 'f(z)= z')
+    >>> renamed_variable("x", "f(n) = n"), renamed_variable("f(x)=x", "f(t) = x + t")
+    ('f(n) = n', 'f(t) = x + t')
+    """
+    g, p = _DEFINITION.match(gold), _DEFINITION.match(predicted)
+    if not g or not p or g.group(1) != p.group(1) or g.group(2) == p.group(2):
+        return predicted
+    old, new = p.group(2), g.group(2)
+    if re.search(rf"(?<![\\a-zA-Z]){new}(?![a-zA-Z])", p.group(3)):
+        return predicted  # the reference's variable already means something else there
+    body = re.sub(rf"(?<![\\a-zA-Z]){old}(?![a-zA-Z])", new, p.group(3))
+    return f"{p.group(1)}({new})={body}"

@@ -18,7 +18,13 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from rewardsmith.rewards._equivalence import choice_letters, interval_form, list_parts
+from rewardsmith.rewards._equivalence import (
+    choice_letters,
+    interval_form,
+    list_parts,
+    renamed_variable,
+    without_thousands,
+)
 from rewardsmith.rewards._latex import blow_up, has_repeat_notation, repeating_decimal
 
 _CACHE_SIZE = 4096
@@ -63,9 +69,6 @@ _DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _SPACING = re.compile(r"\\[,;:! ]|\\left|\\right|\s+")
 
 
-_THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|,)(?=\d{3}(?!\d))")
-
-
 _PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 
 
@@ -89,8 +92,8 @@ def strip_delimiters(text: str) -> str:
 
 def normal_form(text: str) -> str:
     """A spelling-insensitive form for the identical-answer check (meaning-preserving edits only)."""
-    text = _SPACING.sub("", text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac"))
-    return _THOUSANDS.sub("", text.replace("\\$", ""))
+    text = without_thousands(text.replace("\\$", ""))  # before spacing goes: ``32, 349`` is a list
+    return _SPACING.sub("", text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac"))
 
 
 def rational(text: str) -> Fraction | None:
@@ -268,10 +271,12 @@ def parts_of(gold: str) -> tuple[list[str], str, str]:
 
     >>> parts_of("3, 5"), parts_of(r"\left( 3, 4 \right)"), parts_of("7")
     ((['3', '5'], '', ''), (['3', '4'], '(', ')'), ([], '', ''))
+    >>> parts_of("(1, 2), (3, 4)")
+    (['(1, 2)', '(3, 4)'], '', '')
     """
     text = gold.strip()
     for opening, closing in (("\\left(", "\\right)"), ("(", ")")):
-        if text.startswith(opening) and text.endswith(closing):
+        if text.startswith(opening) and text.endswith(closing) and len(list_parts(text)) < 2:
             return list_parts(text[len(opening) : len(text) - len(closing)]), "(", ")"
     return list_parts(text), "", ""
 
@@ -308,6 +313,7 @@ def compare(
     gold: str, gold_value: Any, predicted: str, ordered: bool, allow_sympy: bool, timeout: int | None
 ) -> tuple[bool, str] | None:
     """Whether ``predicted`` states ``gold``, and how that was decided (``None``: needs sympy, not allowed)."""
+    predicted = renamed_variable(gold, predicted)
     g_parts, p_parts = list_parts(gold), list_parts(predicted)
     if ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts):
         verdicts = [compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(g_parts, p_parts)]

@@ -57,8 +57,10 @@ from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._answers import (
+    OFFERS,
     alternatives,
     answer_statements,
+    closing_sentence,
     closing_statement,
     final_part,
     math_spans,
@@ -97,7 +99,7 @@ from rewardsmith.rewards._text import (
 )
 from rewardsmith.rewards.reasoning import after_reasoning
 
-__all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
+__all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "read_final_answers", "reference_latex"]
 
 
 def reference_latex(gold: Any) -> str | None:
@@ -149,31 +151,60 @@ def final_math_answers(
     >>> final_math_answers(r"So it is $\boxed{17}$. Wait, that's wrong: it is $\boxed{18}$.")
     (['18'], '\\boxed')
     """
+    answers, where, _ = read_final_answers(completion, prompt, answer_tag, think_tag)
+    return answers, where
+
+
+def read_final_answers(
+    completion: str,
+    prompt: str | None = None,
+    answer_tag: str | Sequence[str] | Container = "answer",
+    think_tag: str | Sequence[str] | Container | None = "think",
+) -> tuple[list[str] | None, str, bool]:
+    r""":func:`final_math_answers`, and whether the values are offered as alternatives ("or", "either", "possibly").
+
+    Several values offered so are a hedge even where the reference lists as many: they are never one list.
+
+    >>> read_final_answers(r"either $\boxed{3}$ or $\boxed{5}$"), read_final_answers(r"$\boxed{3}$ and $\boxed{5}$")
+    ((['3', '5'], '\\boxed', True), (['3', '5'], '\\boxed', False))
+    """
     answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
     segment = visible_text(completion)
     if think_tag is not None:
         segment = final_part_after(segment, think_tag if isinstance(think_tag, Container) else container(think_tag))
     segment = final_part(segment, ("\\boxed", "\\fbox", answer_box.opening))
+    markers = ("\\boxed", "\\fbox", answer_box.opening)
     found = _marked_answers(segment, answer_box)
     if found is None or isinstance(found, str):
-        return None, found or "malformed"
+        return None, found or "malformed", False
     answers, where = found
     answers = _real_answers([strip_delimiters(a) for a in answers], prompt)
+    offered = any(OFFERS.search(a) for a in answers) or _offered_between(segment, markers)
     if not answers:
         statements = answer_statements(segment)
         if statements is None:
-            return None, f"more than {MAX_ANSWERS} answer statements"
+            return None, f"more than {MAX_ANSWERS} answer statements", False
         # the last statement is the answer; an earlier one counts too unless it is prose ("answer: we first ...")
         stated = [a for a in statements[:-1] if not is_prose(a)] + statements[-1:]
         answers = [v for a in stated for v in statement_values(a)]
         answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
-        where = "answer phrase"
+        where, offered = "answer phrase", any(OFFERS.search(a) for a in stated)
     if not answers:
         answers, where = closing_statement(segment) or [], "closing statement"
+        offered = bool(OFFERS.search(closing_sentence(segment) or ""))
     if not answers:
-        return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)"
+        return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)", False
     answers = [without_unit(strip_delimiters(alt)) for a in answers for alt in alternatives(a)]
-    return [a for a in answers if a and a not in _BARE_DELIMITERS], where
+    return [a for a in answers if a and a not in _BARE_DELIMITERS], where, offered
+
+
+def _offered_between(segment: str, markers: tuple[str, ...]) -> bool:
+    """Whether the words around several nearby answer markers offer them as alternatives (``either .. or ..``)."""
+    spans = [(segment.find(m), segment.rfind(m)) for m in markers if m in segment]
+    if not spans:
+        return False
+    first, last = min(f for f, _ in spans), max(end for _, end in spans)
+    return first < last <= first + 300 and OFFERS.search(segment, max(0, first - 12), last) is not None
 
 
 #: A delimiter alone (``we get: \\[`` with the formula on the next lines) states nothing.
@@ -350,7 +381,7 @@ class MathAccuracy(Reward):
         if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
         prompt_text = prompt if isinstance(prompt, str) else None
-        answers, where = final_math_answers(completion, prompt_text, self.answer_tag, self.think_tag)
+        answers, where, offered = read_final_answers(completion, prompt_text, self.answer_tag, self.think_tag)
         if answers is None or not answers:
             return RewardResult(0.0, where)
         answers = [value for answer in answers for value in chain_values(answer)]
@@ -360,7 +391,7 @@ class MathAccuracy(Reward):
             return None
         if hedge:
             parts, opening, closing = parts_of(gold)
-            if not (2 <= len(parts) == len(answers)):
+            if offered or not (2 <= len(parts) == len(answers)):
                 return RewardResult(0.0, hedge)
             # a problem asking for several quantities, answered one box each, in order
             joined = ", ".join(VARIABLE.sub("", a) for a in answers)
