@@ -38,12 +38,14 @@ COMMENTED = [
     (r"Thus, \( E(7, 3) = {v} \), as shown above. This method ensures that all switches end up on.", "3", "4"),
     (r"The least time needed is **{v}** minutes. This is true for \( n \geq 5 \), as the strategy shows.", "3", "4"),
     (
-        r"The probability is approximately \({v}\). This estimation rests on the divisibility rule for \(C\) and \(B\).",
+        r"The probability is approximately \({v}\). This estimation rests on the divisibility rule "
+        r"for \(C\) and \(B\).",
         "1/3",
         "1/4",
     ),
     (
-        r"Therefore, the function that meets the conditions is: \[f(x) = {v}.\] This function is injective, as \(f(x)\) "
+        r"Therefore, the function that meets the conditions is: \[f(x) = {v}.\] This function is injective, as "
+        r"\(f(x)\) "
         r"has a non-zero derivative.",
         "1 - x",
         "1 + x",
@@ -197,3 +199,66 @@ def test_a_function_in_another_variable_is_the_same_function(predicted, gold, ex
 def test_values_offered_as_alternatives_are_a_hedge(completion, expected):
     assert _math(completion, "(3, 5)") == expected
     assert _math(completion, "3, 5", prompt="Find p and q.") == expected
+
+
+# -- one reading in both rewards -----------------------------------------------------------------------------------
+
+HEDGES = [
+    "So it is 18, possibly 20.",
+    "So it is 18 (or 20).",
+    "So it is 18 to 20.",
+    "It is 18 or perhaps 20",
+    "The answer is 18, possibly 20.",
+    "The answer is 18 (or 20).",
+    r"\boxed{18 \text{ or } 20}",
+]
+
+
+@pytest.mark.parametrize("completion", HEDGES)
+@pytest.mark.parametrize("gold", ["18", "20"])
+def test_a_hedge_pays_nothing_in_either_reward(completion, gold):
+    assert _math(completion, gold) == 0.0
+    assert GSM(completions=[completion], answer=[gold]) == [0.0]
+
+
+@pytest.mark.parametrize("completion", ["So it is 18.", "The answer is 18.", r"\boxed{18}", "#### 18"])
+def test_the_unhedged_twin_pays_in_both(completion):
+    assert _math(completion, "18") == 1.0
+    assert GSM(completions=[completion], answer=["18"]) == [1.0]
+    assert GSM(completions=[completion], answer=["20"]) == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("### Total Area\n#### Area 1\n9 + 12 + 9 = 30\n\nThus the area is \\(\\boxed{30}\\).", 1.0),
+        ("### Total Area\n#### Area 1\n9 + 12 + 9 = 31\n\nThus the area is \\(\\boxed{31}\\).", 0.0),
+        ("#### Step 2: add them\nThe total is 30.", 1.0),
+        ("#### 30", 1.0),
+        ("#### 31", 0.0),
+    ],
+)
+def test_a_markdown_heading_of_four_hashes_is_no_answer(completion, expected):
+    assert GSM(completions=[completion], answer=["30"]) == [expected]
+    assert _math(completion, "30") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"**Final Answer**: The probability that all 3 are aces, given 39 cards and no clubs, is \(1\).", 1.0),
+        (r"**Final Answer**: The probability that all 3 are aces, given 39 cards and no clubs, is \(0\).", 0.0),
+        ("Answer: The total is 12, since each of the 4 boxes holds 3.", 1.0),
+        ("Answer: The total is 13, since each of the 4 boxes holds 3.", 0.0),
+    ],
+)
+def test_an_answer_statement_in_prose_states_the_value_after_its_verb(completion, expected):
+    gold = "1" if "probability" in completion else "12"
+    assert GSM(completions=[completion], answer=[gold]) == [expected]
+    assert _math(completion, gold) == expected
+
+
+def test_a_list_of_numbers_is_not_one_number():
+    assert _math(r"\boxed{32, 349}", "32349") == 0.0
+    assert _math(r"\boxed{32,349}", "32349") == 1.0
+    assert _math(r"\boxed{1,7,103}", "17103") == 0.0

@@ -45,6 +45,7 @@ __all__ = [
     "math_spans",
     "phrase_matches",
     "revision_start",
+    "stated_value",
     "statement",
     "statement_values",
     "without_emphasis",
@@ -60,7 +61,7 @@ ANSWER_PHRASE = re.compile(
     r"(?:the\s{1,20}final\s{1,20}answer\s{1,20}is\b\s{0,20}:?\s{0,20})?"
     r"|(?:^|(?<=\n))[ \t]{0,20}(?:#{1,6}[ \t]{0,20}|\*\*)(?:final[ \t]{1,20})?answer[ \t]{0,20}:?(?:\*\*)?"
     r"[ \t]{0,20}:?[ \t]{0,20}\n\s{0,40}"
-    r"|####[ \t]{0,20}",
+    r"|(?<!#)####(?!#)[ \t]{0,20}(?![ \t]|[A-Za-z]{2})",  # ``#### Total Area`` is a Markdown heading
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)|\n")  # ``\!`` is TeX spacing, not an exclamation
@@ -153,7 +154,10 @@ def math_spans(text: str) -> list[str]:
     return [next(g for g in m.groups() if g is not None).strip() for m in _MATH_SPAN.finditer(text)]
 
 
-_CONNECTIVE = re.compile(r"\s(?:or|and)\s|;|,\s{0,5}(?:or|and)\s")
+_CONNECTIVE = re.compile(  # "18 or 20", "18; 20", "18, or 20", "18 (or 20)", "18, possibly 20", "18 to 20"
+    r"\s(?:or|and)\s|;|,\s{0,5}(?:or|and)\s|,?\s{0,5}\(\s{0,3}or\s|,?\s{1,5}(?:possibly|perhaps|maybe)\s"
+    r"|(?<=\d)\s{1,3}to\s{1,3}(?=[-\d])"
+)
 _MATH_WORDS = frozenset(
     ("sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "arcsin", "arccos", "arctan", "infty")
 )
@@ -183,7 +187,7 @@ def statement_values(said: str) -> list[str]:
     said = without_emphasis(said)
     if len(said) > MAX_STATEMENT_CHARS:
         return [said]
-    said = _qualifiers_cut(_from_value(said))
+    said = stated_value(said)
     spans = math_spans(said)
     if len(spans) > 1 and all(_LIST_GAP.fullmatch(gap) for gap in _gaps(said)):
         # one list written across formulas ("are $-1, 0,$ and $1$"): its items
@@ -208,6 +212,16 @@ _QUALIFIER = re.compile(
     re.IGNORECASE,
 )
 _LIST_GAP = re.compile(r"\s{0,5}(?:,\s{0,5})?(?:and\s{1,5})?")
+
+
+def stated_value(said: str) -> str:
+    r"""The part of a statement that states its value: from the value its verb states, without qualifiers after it.
+
+    >>> stated_value(r"The probability that all 3 are aces, given 39 cards, is \(1\)"), stated_value("5 for all n")
+    ('\\(1\\)', '5')
+    """
+    said = without_emphasis(said)
+    return said if len(said) > MAX_STATEMENT_CHARS else _qualifiers_cut(_from_value(said)).strip()
 
 
 def _from_value(said: str) -> str:

@@ -38,7 +38,16 @@ from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._answers import ANSWER_PHRASE, PHRASE_WORDS, answer_statements, final_part
+from rewardsmith.rewards._answers import (
+    ANSWER_PHRASE,
+    OFFERS,
+    PHRASE_WORDS,
+    answer_statements,
+    closing_sentence,
+    closing_statement,
+    final_part,
+    stated_value,
+)
 from rewardsmith.rewards._containers import (
     Container,
     blocks,
@@ -63,7 +72,8 @@ __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 
 # Every quantifier that can meet a failure is bounded, so that no run of white space is scanned from many
 # starts (``(?:^|\n)\s*A`` over a run of newlines is quadratic).
-_HASHES = re.compile(r"####\s{0,20}([^\n]*)")
+# ``#### 18`` states an answer; ``#### Total Area`` (a word after the hashes) is a Markdown heading.
+_HASHES = re.compile(r"(?<!#)####(?!#)[ \t]{0,20}(?![ \t]|[A-Za-z]{2})([^\n]*)")
 _PHRASE_WORDS = (*PHRASE_WORDS, ":")
 _PHRASES = re.compile(rf"{ANSWER_PHRASE.pattern}|(?:^|(?<=\n))[ \t]{{0,20}}A[ \t]{{0,20}}:", re.IGNORECASE)
 
@@ -142,6 +152,7 @@ def extract_numeric_answer(
     if statements is None:
         return None, f"more than {MAX_ANSWERS} answer statements"
     # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
+    statements = [stated_value(said) for said in statements]
     values = [parse_number(said) for said in statements]
     stated = {value for value in values if value is not None}
     if statements and values[-1] is None and any(True for _ in iter_numbers(statements[-1])):
@@ -150,6 +161,11 @@ def extract_numeric_answer(
         return None, "hedged: the answer phrases state " + ", ".join(format_number(v) for v in sorted(stated))
     if stated:
         return stated.pop(), "answer phrase"
+    sentence = closing_sentence(completion)
+    if sentence and OFFERS.search(sentence):  # "So it is 18, possibly 20.": read as math_accuracy reads it
+        offered = {v for v in map(parse_number, closing_statement(completion) or []) if v is not None}
+        if len(offered) > 1:
+            return None, "hedged: the closing sentence offers " + ", ".join(format_number(v) for v in sorted(offered))
     if fallback_last_number:
         return _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
     return None, "no answer found"
@@ -157,7 +173,10 @@ def extract_numeric_answer(
 
 _PHANTOMS = re.compile(r"\\[hv]?phantom\s{0,5}\{[^{}]{0,200}\}")
 # What may stand between two numbers of a list: a comma, semicolon, slash or bar, "or"/"and", or nothing but space.
-_LIST_GAP = re.compile(r"\$?[ \t]{0,8}(?:[,;/|][ \t]{0,8})?(?:(?:or|and)[ \t]{1,8})?", re.IGNORECASE)
+_LIST_GAP = re.compile(
+    r"\$?[ \t]{0,8}(?:[,;/|(][ \t]{0,8})?(?:(?:or|and|to)[ \t]{1,8})?(?:(?:perhaps|possibly|maybe)[ \t]{1,8})?\$?",
+    re.IGNORECASE,
+)
 # A line that is one item of a list: a bullet, number or letter, a short label with "=" or ":", or a table row, then
 # one number (a unit may follow).
 _ITEM_PREFIX = re.compile(
