@@ -119,7 +119,7 @@ def test_a_solution_for_all_n_is_one_function():
         (r"Thus, the integer values of \(x\) that satisfy it are \(-1, 0,\) and \(1\).", 1.0),
         (r"Thus, the integer values of \(x\) that satisfy it are \(-1, 0,\) and \(2\).", 0.0),
         (r"Thus, the integer values of \(x\) are \(-1\), \(0\) and \(1\).", 1.0),
-        (r"Thus, the integer values of \(x\) are \(-1\), \(0\) or \(1\).", 0.0),  # "or" offers them: a hedge
+        (r"Thus, the integer values of \(x\) are \(-1\), \(0\) or \(2\).", 0.0),
     ],
 )
 def test_a_list_across_formulas_is_one_answer(completion, expected):
@@ -262,3 +262,24 @@ def test_a_list_of_numbers_is_not_one_number():
     assert _math(r"\boxed{32, 349}", "32349") == 0.0
     assert _math(r"\boxed{32,349}", "32349") == 1.0
     assert _math(r"\boxed{1,7,103}", "17103") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"\boxed{f(x) = x \text{ or } f(x) = -x + 2}", 1.0),
+        (r"\boxed{f(x) = x \text{ or } f(x) = -x + 3}", 0.0),
+        (r"So, \( x = 5 \) or \( x = -2 \).", 1.0),
+        (r"So, \( x = 5 \) or \( x = -3 \).", 0.0),
+    ],
+)
+def test_or_lists_the_solutions_when_the_problem_asks_for_all(completion, expected):
+    gold = "f(x)=x,f(x)=2-x" if "f(x)" in completion else "5,-2"
+    assert _math(completion, gold, prompt="Find all functions f, or all real x, that satisfy it.") == expected
+    assert _math(completion, gold, prompt="Find f(1) and f(2).") == 0.0  # not asked for all: "or" hedges
+
+
+@pytest.mark.parametrize("label", ["Conclusion: Thus,", "In conclusion,", "**Summary**:", "In summary,"])
+def test_a_labelled_conclusion_is_a_closing_statement(label):
+    assert _math(rf"{label} \( E(7, 3) = 3 \), as shown. This method works.", "3") == 1.0
+    assert _math(rf"{label} \( E(7, 3) = 4 \), as shown. This method works.", "3") == 0.0

@@ -256,7 +256,10 @@ def _gaps(said: str) -> list[str]:
 
 
 _COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=")
-_CONCLUSION = re.compile(r"(?:so|therefore|thus|hence|finally|altogether|in total)\b", re.IGNORECASE)
+_CONCLUSION = re.compile(
+    r"(?:\*\*)?(?:so|therefore|thus|hence|finally|altogether|in total|(?:in\s{1,3})?(?:conclusion|summary))\b",
+    re.IGNORECASE,
+)
 _FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
 _DOLLAR = re.compile(r"(?<!\\)\$")
 _LAST_SENTENCE = re.compile(  # ``\!`` is TeX spacing; a display formula ends its sentence when a capital follows

@@ -112,7 +112,8 @@ def list_parts(text: str) -> list[str]:
 
 
 _UNORDERED = re.compile(
-    r"\b(?:all|possible)\b[^.?]{0,80}\b(?:solutions|values|roots|zeros|numbers|possibilities|answers|integers|points)\b"
+    r"\b(?:all|possible)\b[^.?]{0,80}\b(?:solutions|values|roots|zeros|numbers|possibilities|answers|integers|points"
+    r"|functions|pairs|triples|tuples|lists|sequences)\b"
     r"|\bthe\s{1,3}(?:real\s{1,3})?(?:solutions|values|roots|zeros)\s{1,3}of\s{1,3}\$?[a-z]\$?"
     r"\s{1,3}(?:for\s{1,3}which|such\s{1,3}that|that|satisfying)"
     r"|separated by commas",

@@ -391,7 +391,9 @@ class MathAccuracy(Reward):
             return None
         if hedge:
             parts, opening, closing = parts_of(gold)
-            if offered or not (2 <= len(parts) == len(answers)):
+            ordered = ordered_prompt(prompt_text)
+            # values offered as alternatives are a hedge, unless the problem asks for all solutions ("x = 5 or x = -2")
+            if (offered and ordered) or not (2 <= len(parts) == len(answers)):
                 return RewardResult(0.0, hedge)
             # a problem asking for several quantities, answered one box each, in order
             joined = ", ".join(VARIABLE.sub("", a) for a in answers)
