@@ -283,3 +283,61 @@ def test_or_lists_the_solutions_when_the_problem_asks_for_all(completion, expect
 def test_a_labelled_conclusion_is_a_closing_statement(label):
     assert _math(rf"{label} \( E(7, 3) = 3 \), as shown. This method works.", "3") == 1.0
     assert _math(rf"{label} \( E(7, 3) = 4 \), as shown. This method works.", "3") == 0.0
+
+
+CHECKED = r"The answer is \boxed{20}. Let me double-check: \boxed{18} would give 40, so \boxed{18} is incorrect."
+
+# -- revisions and negations: a rejected value is never the answer -----------------------------------------------------
+
+REJECTIONS = [
+    (r"The answer is \boxed{{{v}}}. Let me double-check: \boxed{{18}} would give 40, so \boxed{{18}} is incorrect.",
+     "20", "19"),
+    ("**Final answer:** 7\n\nActually it's **{v}**.", "8", "9"),
+    ("So she has {v} apples, not 18.", "20", "21"),
+    (r"\boxed{{{v} \text{{ (not }} 8)}}", "7", "6"),
+    (r"So \(x = {v}\), not \(x = 4\).", "3", "5"),
+    (r"We get \(\boxed{{{v}}}\), instead of \(\boxed{{4}}\).", "3", "5"),
+    (r"Checking \(x = 2\): it is not a solution. So \(x = 2\) is extraneous, and \(\boxed{{{v}}}\).", "3", "5"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("completion", "answer", "expected"), _twins(REJECTIONS))
+def test_a_rejected_value_is_never_the_answer(completion, answer, expected):
+    assert _math(completion, answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "rejected"),
+    [
+        (r"The answer is \boxed{20}. Let me double-check: \boxed{18} would give 40, so \boxed{18} is incorrect.", "18"),
+        ("**Final answer:** 7\n\nActually it's **8**.", "7"),
+        ("So she has 20 apples, not 18.", "18"),
+        (r"\boxed{7 \text{ (not } 8)}", "8"),
+        (r"\boxed{18} is incorrect.", "18"),
+    ],
+)
+def test_the_rejected_value_pays_nothing(completion, rejected):
+    assert _math(completion, rejected) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "expected"),
+    [
+        ("So she has 20 apples, not 18.", "20", 1.0),
+        ("So she has 20 apples, not 18.", "18", 0.0),
+        ("#### 20 (not 18)", "20", 1.0),
+        ("#### 20 (not 18)", "18", 0.0),
+        (
+            r"The answer is \boxed{20}. Let me double-check: \boxed{18} would give 40, so \boxed{18} is incorrect.",
+            "20",
+            1.0,
+        ),
+        (
+            r"The answer is \boxed{20}. Let me double-check: \boxed{18} would give 40, so \boxed{18} is incorrect.",
+            "18",
+            0.0,
+        ),
+    ],
+)
+def test_gsm8k_never_pays_a_rejected_value(completion, gold, expected):
+    assert GSM(completions=[completion], answer=[gold]) == [expected]

@@ -44,6 +44,7 @@ __all__ = [
     "final_part",
     "math_spans",
     "phrase_matches",
+    "revision_after",
     "revision_start",
     "stated_value",
     "statement",
@@ -255,7 +256,9 @@ def _gaps(said: str) -> list[str]:
     return [said[a.end() : b.start()] for a, b in itertools.pairwise(found)]
 
 
-_COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=")
+_COPULA = re.compile(
+    r"\b(?:is|are|was|were|equals|be)\b(?:\s{0,3}\((?:is|are)\))?|=|\b(?:it|that|which|answer)'s\b", re.I
+)
 _CONCLUSION = re.compile(
     r"(?:\*\*)?(?:so|therefore|thus|hence|finally|altogether|in total|(?:in\s{1,3})?(?:conclusion|summary))\b",
     re.IGNORECASE,
@@ -348,11 +351,24 @@ def closing_statement(text: str) -> list[str] | None:
     return values or None
 
 
-_RETRACTION = re.compile(
+_RETRACTION = re.compile(  # a check ("double-check", "verify") revises nothing
     r"\b(?:wait|hmm+|oops|actually|correction|on second thought|hold on|mistake|wrong|incorrect|error"
-    r"|re-?check|re-?consider|re-?evaluate|re-?examine|double-check|re-?calculate|redo|recompute)\b",
+    r"|re-?consider|re-?evaluate|re-?examine|re-?calculate|redo|recompute)\b",
     re.IGNORECASE,
 )
+
+
+def revision_after(text: str, last_answer: int) -> int | None:
+    """Where a revision after the last stated answer begins ("... is 7. Actually it's 8."), or ``None``.
+
+    >>> text = "**Final answer:** 7. Actually it's 8."
+    >>> text[revision_after(text, 2):], revision_after("It is 7. Thanks!", 6)
+    ("Actually it's 8.", None)
+    """
+    marker = None
+    for found in _RETRACTION.finditer(text, last_answer + 1):
+        marker = found
+    return None if marker is None else marker.start()
 
 
 def revision_start(text: str, first_answer: int, last_answer: int) -> int:

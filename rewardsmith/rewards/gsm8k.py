@@ -56,6 +56,7 @@ from rewardsmith.rewards._containers import (
     final_part_after,
 )
 from rewardsmith.rewards._latex import is_placeholder
+from rewardsmith.rewards._rejections import rejected_values, without_negation
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
@@ -137,14 +138,17 @@ def extract_numeric_answer(
     marked += [(answer_box.opening, b) for b in found[: MAX_ANSWERS + 1]]
     if len(marked) > MAX_ANSWERS:
         return None, f"more than {MAX_ANSWERS} stated answers"
+    rejected = {v for v in map(parse_number, rejected_values(completion)) if v is not None}
     if marked:
         values = []
         for marker, content in marked:
-            value = parse_number(content)
+            value = parse_number(without_negation(content))
             if value is None:
                 return None, f"no single number in the {marker} answer"
             values.append(value)
-        distinct = sorted(set(values))
+        distinct = sorted(set(values) - rejected)
+        if not distinct:
+            return None, "every stated answer is rejected in the text"
         if len(distinct) > 1:
             return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
         return distinct[0], marked[0][0]
@@ -153,8 +157,8 @@ def extract_numeric_answer(
         return None, f"more than {MAX_ANSWERS} answer statements"
     # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
     statements = [stated_value(said) for said in statements]
-    values = [parse_number(said) for said in statements]
-    stated = {value for value in values if value is not None}
+    values = [parse_number(without_negation(said)) for said in statements]
+    stated = {value for value in values if value is not None} - rejected
     if statements and values[-1] is None and any(True for _ in iter_numbers(statements[-1])):
         return None, "hedged: the answer phrase states several numbers"
     if len(stated) > 1:
@@ -167,7 +171,11 @@ def extract_numeric_answer(
         if len(offered) > 1:
             return None, "hedged: the closing sentence offers " + ", ".join(format_number(v) for v in sorted(offered))
     if fallback_last_number:
-        return _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
+        last, where = _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
+        if last is not None and last in rejected:  # "So she has 20 apples, not 18.": the sentence's other value
+            kept = {v for v in map(parse_number, closing_statement(completion) or []) if v is not None} - rejected
+            return (kept.pop(), "closing statement") if len(kept) == 1 else (None, "the last number is rejected")
+        return last, where
     return None, "no answer found"
 
 

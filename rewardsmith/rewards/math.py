@@ -64,6 +64,8 @@ from rewardsmith.rewards._answers import (
     closing_statement,
     final_part,
     math_spans,
+    phrase_matches,
+    revision_after,
     statement_values,
     without_emphasis,
 )
@@ -92,6 +94,7 @@ from rewardsmith.rewards._mathcheck import (
     short,
     strip_delimiters,
 )
+from rewardsmith.rewards._rejections import rejected_values, without_negation
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
@@ -189,13 +192,28 @@ def read_final_answers(
         answers = [v for a in stated for v in statement_values(a)]
         answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
         where, offered = "answer phrase", any(OFFERS.search(a) for a in stated)
+    revised = revision_after(segment, _last_answer_at(segment, markers)) if answers else None
+    if revised is not None and closing_statement(segment[revised:]):  # "**Final answer:** 7 ... Actually it's 8."
+        answers, where = closing_statement(segment[revised:]) or [], "closing statement after a revision"
+        offered = bool(OFFERS.search(closing_sentence(segment[revised:]) or ""))
     if not answers:
         answers, where = closing_statement(segment) or [], "closing statement"
         offered = bool(OFFERS.search(closing_sentence(segment) or ""))
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)", False
-    answers = [without_unit(strip_delimiters(alt)) for a in answers for alt in alternatives(a)]
-    return [a for a in answers if a and a not in _BARE_DELIMITERS], where, offered
+    answers = [without_unit(strip_delimiters(alt)) for a in answers for alt in alternatives(without_negation(a))]
+    answers = [a for a in answers if a and a not in _BARE_DELIMITERS]
+    rejected = {normal_form(strip_delimiters(v)) for v in rejected_values(segment)}
+    kept = [a for a in answers if normal_form(a) not in rejected]
+    if answers and not kept:
+        return [], 'every stated answer is rejected in the text ("not ...", "... is incorrect")', False
+    return kept, where, offered
+
+
+def _last_answer_at(segment: str, markers: tuple[str, ...]) -> int:
+    """Where the last answer marker or answer phrase of ``segment`` begins."""
+    phrases = phrase_matches(segment)
+    return max([segment.rfind(m) for m in markers] + [phrases[-1].start() if phrases else -1])
 
 
 def _offered_between(segment: str, markers: tuple[str, ...]) -> bool:
