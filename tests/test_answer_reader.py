@@ -341,3 +341,34 @@ def test_the_rejected_value_pays_nothing(completion, rejected):
 )
 def test_gsm8k_never_pays_a_rejected_value(completion, gold, expected):
     assert GSM(completions=[completion], answer=[gold]) == [expected]
+
+
+# -- units and multipliers -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("predicted", "gold", "expected"),
+    [
+        (r"12 \text{ mm}", r"12\text{ cm}", 0.0),
+        (r"12 \text{ cm}", r"12\text{ cm}", 1.0),
+        ("12 centimeters", r"12\text{ cm}", 1.0),
+        ("12", r"12\text{ cm}", 1.0),
+        (r"45 \text{ radians}", r"45^\circ", 0.0),
+        ("45", r"45^\circ", 1.0),
+        (r"45^{\circ}", r"45^\circ", 1.0),
+        ("46", r"45^\circ", 0.0),
+        ("20k", "20000", 1.0),
+        ("20k", "20", 0.0),
+        (r"\$1.5M", "1500000", 1.0),
+        (r"\$1.5M", "1.5", 0.0),
+        (r"3 \text{ million}", "3000000", 1.0),
+        (r"3 \text{ thousand}", "3000", 1.0),
+        (r"3 \text{ thousand}", "3", 0.0),
+        (r"5 \text{ dozen}", "60", 1.0),
+        (r"5 \text{ dozen}", "5", 0.0),
+        ("4", "4t", 1.0),  # a letter after a number is not always a unit
+        ("5", "4t", 0.0),
+    ],
+)
+def test_a_different_unit_is_a_different_answer_and_a_multiplier_multiplies(predicted, gold, expected):
+    assert _math(rf"\boxed{{{predicted}}}", gold) == expected

@@ -16,13 +16,16 @@ r"""Answer forms compared before math-verify: choice letters, inequalities as in
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 __all__ = [
     "choice_letters",
     "interval_form",
     "list_parts",
+    "multiplied",
     "ordered_prompt",
     "renamed_variable",
+    "unit_of",
     "without_thousands",
     "without_unit",
 ]
@@ -134,12 +137,54 @@ def ordered_prompt(prompt: str | None) -> bool:
     return not (prompt and _UNORDERED.search(prompt))
 
 
+_UNITS = {
+    "cm": "cm centimeter centimeters centimetre centimetres",
+    "mm": "mm millimeter millimeters",
+    "km": "km kilometer kilometers kilometre kilometres",
+    "m": "m meter meters metre metres",
+    "in": "in inch inches",
+    "ft": "ft feet foot",
+    "yd": "yd yard yards",
+    "mi": "mile miles",
+    "kg": "kg kilogram kilograms",
+    "g": "g gram grams",
+    "mg": "mg milligram milligrams",
+    "lb": "lb lbs pound pounds",
+    "oz": "oz ounce ounces",
+    "s": "s sec second seconds",
+    "min": "min minute minutes",
+    "h": "h hr hrs hour hours",
+    "day": "day days",
+    "week": "week weeks",
+    "year": "year years",
+    "unit": "unit units",
+    "degree": "degree degrees deg ° ^\\circ ^{\\circ}",
+    "radian": "rad radian radians",
+    "dollar": "dollar dollars",
+    "cent": "cent cents",
+    "L": "L liter liters litre litres",
+    "mL": "mL ml milliliter milliliters",
+    "mph": "mph",
+}
+_UNIT_OF = {spelling: unit for unit, spellings in _UNITS.items() for spelling in spellings.split()}
 _UNIT = re.compile(
     r"^(-?\d+(?:\.\d+)?)\s{0,3}(?:\\(?:text|mbox|mathrm)\s{0,3}\{\s{0,3})?"
-    r"(?:cm|mm|km|m|in|inch|inches|ft|feet|foot|yd|yards?|miles?|kg|g|mg|lb|lbs|pounds?|oz|ounces?|s|sec|seconds?"
-    r"|min|minutes?|h|hr|hours?|days?|weeks?|years?|units?|degrees?|dollars?|cents?|meters?|liters?|L|mL|ml|mph)"
-    r"(?:\^\{?[23]\}?)?\s{0,3}\}?(?:\^\{?[23]\}?)?$"
+    r"(" + "|".join(re.escape(u) for u in sorted(_UNIT_OF, key=len, reverse=True)) + r")"
+    r"((?:\^\{?[23]\}?)?)\s{0,3}\}?((?:\^\{?[23]\}?)?)$"
 )
+
+
+def unit_of(answer: str) -> tuple[str, str] | None:
+    r"""A number with a common unit after it, as the number and the unit's one name (``None`` for anything else).
+
+    >>> unit_of("12cm"), unit_of(r"5 \text{ inches}"), unit_of(r"45^\circ"), unit_of("3x"), unit_of("7")
+    (('12', 'cm'), ('5', 'in'), ('45', 'degree'), None, None)
+    """
+    match = _UNIT.match(answer.strip()) if len(answer) < 60 else None
+    if match is None:
+        return None
+    number, unit, power, outer_power = match.groups()
+    return number, _UNIT_OF[unit] + (power or outer_power).replace("{", "").replace("}", "")
 
 
 def without_unit(answer: str) -> str:
@@ -148,8 +193,28 @@ def without_unit(answer: str) -> str:
     >>> without_unit("12cm"), without_unit(r"5 \text{ inches}"), without_unit("4mm"), without_unit("3x")
     ('12', '5', '4', '3x')
     """
-    match = _UNIT.match(answer) if len(answer) < 60 else None
-    return match.group(1) if match else answer
+    found = unit_of(answer)
+    return found[0] if found else answer
+
+
+_MULTIPLIER = re.compile(
+    r"^(?:\\?\$)?\s{0,3}(-?\d+(?:\.\d+)?)\s{0,3}(?:\\(?:text|mbox|mathrm)\s{0,3}\{\s{0,3})?"
+    r"(k|K|thousand|M|million|billion|bn|dozen)\s{0,3}\}?$"
+)
+_FACTORS = {"k": 1000, "K": 1000, "thousand": 1000, "M": 10**6, "million": 10**6, "billion": 10**9, "bn": 10**9}
+
+
+def multiplied(answer: str) -> str:
+    r"""A number with a multiplier after it (``20k``, ``\$1.5M``, ``3 \text{ million}``, ``5 dozen``) as its value.
+
+    >>> multiplied("20k"), multiplied(r"\$1.5M"), multiplied(r"3 \text{ thousand}"), multiplied("5 dozen")
+    ('20000', '1500000', '3000', '60')
+    """
+    match = _MULTIPLIER.match(answer.strip()) if len(answer) < 60 else None
+    if match is None:
+        return answer
+    value = Fraction(match.group(1)) * _FACTORS.get(match.group(2), 12)
+    return str(value.numerator) if value.denominator == 1 else str(float(value))
 
 
 _DEFINITION = re.compile(r"^\s*([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)\s*=(.{1,500})$", re.DOTALL)

@@ -22,7 +22,9 @@ from rewardsmith.rewards._equivalence import (
     choice_letters,
     interval_form,
     list_parts,
+    multiplied,
     renamed_variable,
+    unit_of,
     without_thousands,
 )
 from rewardsmith.rewards._latex import blow_up, has_repeat_notation, repeating_decimal
@@ -315,6 +317,15 @@ def compare(
     """Whether ``predicted`` states ``gold``, and how that was decided (``None``: needs sympy, not allowed)."""
     predicted = renamed_variable(gold, predicted)
     g_parts, p_parts = list_parts(gold), list_parts(predicted)
+    if not (ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts)):
+        gold, predicted = multiplied(gold), multiplied(predicted)
+        g_unit, p_unit = unit_of(gold), unit_of(predicted)
+        if g_unit and p_unit and g_unit[1] != p_unit[1]:
+            return False, f"different units ({p_unit[1]}, the reference's {g_unit[1]})"
+        if p_unit:
+            predicted = p_unit[0]
+        if g_unit and (p_unit or rational(predicted) is not None):  # 45 against 45^\circ; a formula keeps it
+            gold, gold_value = g_unit[0], None
     if ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts):
         verdicts = [compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(g_parts, p_parts)]
         if any(v is None for v in verdicts):

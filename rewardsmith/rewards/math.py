@@ -78,7 +78,7 @@ from rewardsmith.rewards._containers import (
     find_markers,
     last_end,
 )
-from rewardsmith.rewards._equivalence import ordered_prompt, without_unit
+from rewardsmith.rewards._equivalence import multiplied, ordered_prompt, without_unit
 from rewardsmith.rewards._latex import is_placeholder, is_prose
 from rewardsmith.rewards._mathcheck import (
     VARIABLE,
@@ -201,7 +201,7 @@ def read_final_answers(
         offered = bool(OFFERS.search(closing_sentence(segment) or ""))
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)", False
-    answers = [without_unit(strip_delimiters(alt)) for a in answers for alt in alternatives(without_negation(a))]
+    answers = [strip_delimiters(alt) for a in answers for alt in alternatives(without_negation(a))]
     answers = [a for a in answers if a and a not in _BARE_DELIMITERS]
     rejected = {normal_form(strip_delimiters(v)) for v in rejected_values(segment)}
     kept = [a for a in answers if normal_form(a) not in rejected]
@@ -404,7 +404,7 @@ class MathAccuracy(Reward):
             return RewardResult(0.0, where)
         answers = [value for answer in answers for value in chain_values(answer)]
         last = answers[-1]
-        hedge = hedge_reason(answers, allow_sympy, timeout)
+        hedge = hedge_reason([without_unit(multiplied(a)) for a in answers], allow_sympy, timeout)
         if hedge is None:
             return None
         if hedge:
