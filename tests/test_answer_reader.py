@@ -27,7 +27,7 @@ def _twins(cases: list[tuple[str, str, str]]) -> list[tuple[str, str, float]]:
     return out
 
 
-# -- closing sentences followed by a comment on them -----------------------------------------------------------
+# -- closing sentences followed by a comment on them ----------------------------------------------------------------
 
 COMMENTED = [
     (
@@ -71,7 +71,7 @@ def test_a_pointing_back_sentence_that_states_a_value_is_no_comment(completion):
     assert _math(completion, "12") == 0.0
 
 
-# -- a display formula ends its sentence --------------------------------------------------------------------------
+# -- a display formula ends its sentence ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_a_display_formula_ends_its_sentence(completion, expected):
     assert _math(completion, r"-\frac{24}{25}") == expected
 
 
-# -- statements: the value its verb states, without what qualifies it ------------------------------------------------
+# -- statements: the value its verb states, without what qualifies it -----------------------------------------------
 
 STATEMENTS = [
     (r"**Answer:** The smallest value of \(n\) such that \(n^2 > 90\) is \(n = {v}\).", "10", "9"),
@@ -110,7 +110,7 @@ def test_a_solution_for_all_n_is_one_function():
     assert _math(text.replace("f(n) = n", "f(n) = 2n"), "f(z)=z") == 0.0
 
 
-# -- a list written across formulas -------------------------------------------------------------------------------
+# -- a list written across formulas ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_quantities_named_in_order_keep_their_order():
     assert _math(r"\boxed{-2, 5}", "5,-2", prompt) == 0.0
 
 
-# -- a list of tuples, one box each -----------------------------------------------------------------------------------
+# -- a list of tuples, one box each ---------------------------------------------------------------------------------
 
 
 def test_a_list_of_tuples_boxed_one_by_one():
@@ -161,7 +161,7 @@ def test_a_list_of_tuples_boxed_one_by_one():
     assert _math(r"\(\boxed{(1, 7, 103, 105)}\)", gold, prompt) == 0.0  # one of the two is not the answer
 
 
-# -- a function's argument is a dummy ------------------------------------------------------------------------------
+# -- a function's argument is a dummy -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -178,7 +178,7 @@ def test_a_function_in_another_variable_is_the_same_function(predicted, gold, ex
     assert _math(rf"\boxed{{{predicted}}}", gold) == expected
 
 
-# -- values offered as alternatives are a hedge, never a list ---------------------------------------------------------
+# -- values offered as alternatives are a hedge, never a list -------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -201,7 +201,7 @@ def test_values_offered_as_alternatives_are_a_hedge(completion, expected):
     assert _math(completion, "3, 5", prompt="Find p and q.") == expected
 
 
-# -- one reading in both rewards -----------------------------------------------------------------------------------
+# -- one reading in both rewards ------------------------------------------------------------------------------------
 
 HEDGES = [
     "So it is 18, possibly 20.",
@@ -287,7 +287,7 @@ def test_a_labelled_conclusion_is_a_closing_statement(label):
 
 CHECKED = r"The answer is \boxed{20}. Let me double-check: \boxed{18} would give 40, so \boxed{18} is incorrect."
 
-# -- revisions and negations: a rejected value is never the answer -----------------------------------------------------
+# -- revisions and negations: a rejected value is never the answer --------------------------------------------------
 
 REJECTIONS = [
     (r"The answer is \boxed{{{v}}}. Let me double-check: \boxed{{18}} would give 40, so \boxed{{18}} is incorrect.",
@@ -343,7 +343,7 @@ def test_gsm8k_never_pays_a_rejected_value(completion, gold, expected):
     assert GSM(completions=[completion], answer=[gold]) == [expected]
 
 
-# -- units and multipliers -----------------------------------------------------------------------------------------
+# -- units and multipliers ------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -371,4 +371,81 @@ def test_gsm8k_never_pays_a_rejected_value(completion, gold, expected):
     ],
 )
 def test_a_different_unit_is_a_different_answer_and_a_multiplier_multiplies(predicted, gold, expected):
+    assert _math(rf"\boxed{{{predicted}}}", gold) == expected
+
+
+# -- working after the answer ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("The answer is 20 (18 + 2).", 1.0),
+        ("The answer is 21 (18 + 3).", 0.0),
+        ("#### 20 (18+2)", 1.0),
+        ("#### 21 (18+3)", 0.0),
+        (r"\boxed{20 = 18 + 2}", 1.0),
+        (r"\boxed{21 = 18 + 3}", 0.0),
+    ],
+)
+def test_working_after_the_answer_is_not_part_of_it(completion, expected):
+    assert _math(completion, "20") == expected
+    assert GSM(completions=[completion], answer=["20"]) == [expected]
+
+
+def test_a_product_with_a_bracket_is_no_working():
+    assert _math(r"\boxed{2(x+1)}", "2x+2") == 1.0
+    assert _math(r"\boxed{2(x+1)}", "2") == 0.0
+
+
+# -- separators inside one box offer alternatives -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("separator", [r"\lor", r"\vee", r"\cr", r"\enspace", "~", r"\to", r"\Rightarrow", r"\approx"])
+@pytest.mark.parametrize("gold", ["18", "20"])
+def test_a_separator_inside_one_box_hedges(separator, gold):
+    assert _math(rf"\boxed{{18 {separator} 20}}", gold) == 0.0
+
+
+def test_one_value_in_the_box_is_no_hedge():
+    assert _math(r"\boxed{18}", "18") == 1.0
+    assert _math(r"\boxed{12~\text{cm}}", "12") == 1.0  # a tie before a unit is a space
+
+
+# -- choice letters are a set; inequalities either way round --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"\boxed{D, A}", 1.0),
+        (r"\boxed{D}\boxed{A}", 1.0),
+        (r"\boxed{AD}", 1.0),
+        (r"\boxed{A, D}", 1.0),
+        (r"\boxed{A}", 0.0),
+        (r"\boxed{D, B}", 0.0),
+        (r"\boxed{ABD}", 0.0),
+    ],
+)
+def test_choice_letters_are_a_set(completion, expected):
+    assert _math(completion, "A, D") == expected
+
+
+def test_letters_together_are_a_segment_unless_the_reference_names_several_choices():
+    assert _math(r"\boxed{AD}", "AD") == 1.0
+    assert _math(r"\boxed{AD}", "D") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("predicted", "gold", "expected"),
+    [
+        ("3 < x", r"(3, \infty)", 1.0),
+        ("x > 3", r"(3, \infty)", 1.0),
+        ("3 > x", r"(3, \infty)", 0.0),
+        ("-5 > k", r"(-\infty, -5)", 1.0),
+        (r"-5 \ge k", r"(-\infty, -5]", 1.0),
+        (r"-5 \ge k", r"(-\infty, -5)", 0.0),
+    ],
+)
+def test_an_inequality_either_way_round(predicted, gold, expected):
     assert _math(rf"\boxed{{{predicted}}}", gold) == expected

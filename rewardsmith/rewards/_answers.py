@@ -392,6 +392,8 @@ def revision_start(text: str, first_answer: int, last_answer: int) -> int:
 _TEXT_WORDS = re.compile(r"\\(?:text\w{0,6}|mbox|mathrm)\s{0,5}\{([^{}]{0,200})\}")
 _SEPARATOR = re.compile(
     r"\\\\|\\[hv]space\*?\s{0,5}\{[^{}]{0,40}\}|\\q?quad\b|\\mid\b|\\text\s{0,5}\{\s{0,5}\}|(?<![\w\\])or(?!\w)"
+    r"|\\(?:Rightarrow|implies|approx|Longrightarrow|lor|vee|cr|enspace)(?![a-zA-Z])"
+    r"|(?<=\d)\s{0,3}(?:~|\\to(?![a-zA-Z]))\s{0,3}(?=-?\d)"  # "18~20", "18 \to 20"; "12~cm" is 12 cm
 )
 _ENVIRONMENT = re.compile(r"\\begin\{(\w{1,20}\*?)\}.{0,2000}?\\end\{\1\}", re.DOTALL)
 _PLACED = re.compile(r"\x00(\d+)\x00")

@@ -34,14 +34,22 @@ _CHOICE_WRAP = re.compile(r"\\(?:text\w{0,6}|mathrm|mbox)\s{0,5}\{([^{}]{0,40})\
 _CHOICES = re.compile(r"\(?([A-H])\)?(?:\s{0,3},\s{0,3}\(?([A-H])\)?){0,7}")
 
 
-def choice_letters(text: str) -> frozenset[str] | None:
+_TOGETHER = re.compile(r"[A-H]{2,8}")
+
+
+def choice_letters(text: str, together: bool = False) -> frozenset[str] | None:
     r"""The multiple-choice letters an answer names (``\text{(B)}``, ``(B)``, ``A,D``), or ``None``.
+
+    With ``together``, letters written as one word (``AD``) are letters too
+    (only where the reference names several choices: ``AD`` is also a segment).
 
     >>> choice_letters(r"\text{A,D}") == choice_letters("D, A"), choice_letters(r"\text{(B)}"), choice_letters("x")
     (True, frozenset({'B'}), None)
+    >>> choice_letters("AD"), choice_letters("AD", together=True) == choice_letters("A, D")
+    (None, True)
     """
     bare = _CHOICE_WRAP.sub(r"\1", text).replace("$", "").replace("\\", "").strip().rstrip(".")
-    if len(bare) > 60 or _CHOICES.fullmatch(bare) is None:
+    if len(bare) > 60 or (_CHOICES.fullmatch(bare) is None and not (together and _TOGETHER.fullmatch(bare))):
         return None
     return frozenset(re.findall(r"[A-H]", bare))
 
@@ -52,12 +60,28 @@ _BETWEEN = re.compile(
 )
 
 
+_REVERSED = re.compile(r"^\s*([^<>=a-zA-Z]{1,100}?)\s*(<|>|\\le(?:q|qslant)?|\\ge(?:q|qslant)?)\s*([a-zA-Z])\s*$")
+_FLIPPED = {"<": ">", ">": "<"}
+
+
+def _flipped(relation: str) -> str:
+    if relation in _FLIPPED:
+        return _FLIPPED[relation]
+    return relation.replace("\\le", "\\ge", 1) if relation.startswith("\\le") else relation.replace("\\ge", "\\le", 1)
+
+
 def interval_form(text: str) -> str | None:
     r"""The interval an inequality in one variable describes (``k < -5`` is ``(-\infty, -5)``), or ``None``.
 
     >>> interval_form("k < -5"), interval_form(r"x \ge 2"), interval_form(r"-1 < x \le 3"), interval_form("x+1")
     ('(-\\infty, -5)', '[2, \\infty)', '(-1, 3]', None)
+    >>> interval_form("3 < x"), interval_form(r"-5 \ge k")
+    ('(3, \\infty)', '(-\\infty, -5]')
     """
+    reversed_ = _REVERSED.match(text)
+    if reversed_:  # 3 < x is x > 3
+        bound, relation, variable = reversed_.groups()
+        text = f"{variable} {_flipped(relation)} {bound.strip()}"
     match = _INEQUALITY.match(text)
     if match:
         _, relation, bound = match.groups()

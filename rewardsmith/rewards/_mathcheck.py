@@ -316,6 +316,10 @@ def compare(
 ) -> tuple[bool, str] | None:
     """Whether ``predicted`` states ``gold``, and how that was decided (``None``: needs sympy, not allowed)."""
     predicted = renamed_variable(gold, predicted)
+    g_choice = choice_letters(gold)
+    p_choice = choice_letters(predicted, together=bool(g_choice and len(g_choice) > 1))
+    if g_choice and p_choice:  # letters are a set: "D, A" and "AD" name choices A and D
+        return g_choice == p_choice, "choice letters"
     g_parts, p_parts = list_parts(gold), list_parts(predicted)
     if not (ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts)):
         gold, predicted = multiplied(gold), multiplied(predicted)
@@ -331,9 +335,6 @@ def compare(
         if any(v is None for v in verdicts):
             return None
         return all(v[0] for v in verdicts if v), "compared in order, part by part"
-    g_choice, p_choice = choice_letters(gold), choice_letters(predicted)
-    if g_choice and p_choice:
-        return g_choice == p_choice, "choice letters"
     as_interval = interval_form(predicted)
     if as_interval and ("\\infty" in gold or gold[:1] in "([") and interval_form(gold) is None:
         predicted = as_interval

@@ -1,4 +1,4 @@
-r"""Values a completion rejects: ``20 apples, not 18``, ``\boxed{18} is incorrect``, ``7 \text{ (not } 8)``.
+r"""Values a completion rejects (``20 apples, not 18``, ``\boxed{18} is incorrect``), and working after a value.
 
 A rejected value is never the answer, wherever else the completion states it
 (checking a candidate, ``\boxed{18} would give 40, so \boxed{18} is
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["rejected_values", "without_negation"]
+__all__ = ["rejected_values", "without_negation", "without_working"]
 
 _VALUE = (
     r"(?:\\boxed\s{0,3}\{(?P<box>[^{}]{1,60})\}|\$(?P<dollar>[^$]{1,60})\$|\\\((?P<paren>[^()]{0,60}?)\\\)"
@@ -62,3 +62,19 @@ def without_negation(answer: str) -> str:
     """
     cut = _NEGATION.search(answer)
     return answer[: cut.start()].strip() if cut and cut.start() > 0 else answer
+
+
+_WORKING = re.compile(
+    r"(?<=\d)\s{0,5}(?:\\text\s{0,3}\{\s{0,3})?\(\s{0,3}(?=[^()]{0,80}?(?:[-+*/\u00d7\u00f7=]|\\times|\\cdot))"
+    r"(?:[\d.,\s+\-*/\u00d7\u00f7=$]|\\times|\\cdot|\\[,;! ]){1,80}\)\s{0,3}\}?\s{0,3}[.,;]?\s{0,3}$"
+)
+
+
+def without_working(answer: str) -> str:
+    r"""A number without the arithmetic that shows how it was found after it (``20 (18 + 2)`` is ``20``).
+
+    >>> without_working("20 (18 + 2)"), without_working(r"20 \text{(18+2)}"), without_working("2(x+1)")
+    ('20', '20', '2(x+1)')
+    """
+    cut = _WORKING.search(answer) if len(answer) < 200 else None
+    return answer[: cut.start()].rstrip() if cut else answer

@@ -56,7 +56,7 @@ from rewardsmith.rewards._containers import (
     final_part_after,
 )
 from rewardsmith.rewards._latex import is_placeholder
-from rewardsmith.rewards._rejections import rejected_values, without_negation
+from rewardsmith.rewards._rejections import rejected_values, without_negation, without_working
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
@@ -142,7 +142,7 @@ def extract_numeric_answer(
     if marked:
         values = []
         for marker, content in marked:
-            value = parse_number(without_negation(content))
+            value = parse_number(without_working(without_negation(content)))
             if value is None:
                 return None, f"no single number in the {marker} answer"
             values.append(value)
@@ -157,7 +157,7 @@ def extract_numeric_answer(
         return None, f"more than {MAX_ANSWERS} answer statements"
     # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
     statements = [stated_value(said) for said in statements]
-    values = [parse_number(without_negation(said)) for said in statements]
+    values = [parse_number(without_working(without_negation(said))) for said in statements]
     stated = {value for value in values if value is not None} - rejected
     if statements and values[-1] is None and any(True for _ in iter_numbers(statements[-1])):
         return None, "hedged: the answer phrase states several numbers"

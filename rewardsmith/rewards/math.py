@@ -94,7 +94,7 @@ from rewardsmith.rewards._mathcheck import (
     short,
     strip_delimiters,
 )
-from rewardsmith.rewards._rejections import rejected_values, without_negation
+from rewardsmith.rewards._rejections import rejected_values, without_negation, without_working
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
@@ -201,7 +201,7 @@ def read_final_answers(
         offered = bool(OFFERS.search(closing_sentence(segment) or ""))
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)", False
-    answers = [strip_delimiters(alt) for a in answers for alt in alternatives(without_negation(a))]
+    answers = [strip_delimiters(alt) for a in answers for alt in alternatives(without_working(without_negation(a)))]
     answers = [a for a in answers if a and a not in _BARE_DELIMITERS]
     rejected = {normal_form(strip_delimiters(v)) for v in rejected_values(segment)}
     kept = [a for a in answers if normal_form(a) not in rejected]
