@@ -449,3 +449,46 @@ def test_letters_together_are_a_segment_unless_the_reference_names_several_choic
 )
 def test_an_inequality_either_way_round(predicted, gold, expected):
     assert _math(rf"\boxed{{{predicted}}}", gold) == expected
+
+
+# -- statements with the formula displayed after them; tags with spaces ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "The answer is:\n\\[\n{v}\n\\]",
+        "### Final Answer\n\\[\n{v}\n\\]",
+        "**Final Answer**\n$$\n{v}\n$$",
+        "<answer >{v}</answer>",
+        "< answer>{v}</ answer>",
+    ],
+)
+def test_a_displayed_or_spaced_answer_is_read(template):
+    assert _math(template.format(v=r"\frac{1}{2}"), r"\frac{1}{2}") == 1.0
+    assert _math(template.format(v=r"\frac{1}{3}"), r"\frac{1}{2}") == 0.0
+
+
+# -- references ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("completion", "reference", "expected"),
+    [
+        (r"\boxed{4}", r"\boxed{1} and \boxed{4}", 0.0),  # the last box alone is not the answer
+        (r"\boxed{1, 4}", r"\boxed{1} and \boxed{4}", 1.0),
+        (r"\boxed{1, 4}", r"$\boxed{1}$, $\boxed{4}$", 1.0),
+        (r"\boxed{1, 5}", r"\boxed{1} and \boxed{4}", 0.0),
+        (r"\boxed{32349}", r"\boxed{32, 349}", 0.0),
+        (r"\boxed{1/2 \text{ or } 1}", r"1/2 \text{ or } 1", None),  # a reference offering alternatives: no verdict
+        (r"\boxed{1}", r"1/2 \text{ or } 1", None),
+        (r"\boxed{4}", "AB=4, CD=5", None),
+    ],
+)
+def test_a_reference_is_read_whole_or_not_at_all(completion, reference, expected):
+    assert _math(completion, reference) == expected
+
+
+def test_a_worked_solution_keeps_its_last_box():
+    solution = r"First $\boxed{15\frac{39}{40}}$ of them; in all, that is $\boxed{\frac{639}{40}}$."
+    assert _math(r"\boxed{\frac{639}{40}}", solution) == 1.0

@@ -129,13 +129,24 @@ def answer_statements(
     (['5'], ['5'], [])
     >>> answer_statements("no statement"), answer_statements("answer: 1 " * 60)
     ([], None)
+    >>> answer_statements("The answer is:\n\\[\n\\frac{1}{2}\n\\]"), answer_statements("### Final Answer\n$$\n7\n$$")
+    (['\\frac{1}{2}'], ['7'])
     """
     matches = phrase_matches(text, pattern, words, limit)
     if len(matches) > limit:
         return None
     ends = [m.start() for m in matches[1:]] + [len(text)]
-    found = [statement(text[match.end() : end], 0) for match, end in zip(matches, ends)]
+    found = []
+    for match, end in zip(matches, ends):
+        said = statement(text[match.end() : end], 0)
+        if said in ("", "\\[", "$$"):  # "The answer is:" with the formula displayed on the next lines
+            display = _DISPLAY_NEXT.match(text, match.end(), end)
+            said = next(g for g in display.groups() if g is not None).strip() if display else said
+        found.append(said)
     return [s for s in found if s]
+
+
+_DISPLAY_NEXT = re.compile(r"\s{0,40}(?:\\\[(.{1,2000}?)\\\]|\$\$(.{1,2000}?)\$\$)", re.DOTALL)
 
 
 _MATH_SPAN = re.compile(  # ``\$`` inside a formula is a dollar sign, not the formula's end

@@ -112,8 +112,8 @@ def reference_latex(gold: Any) -> str | None:
     '7\\pi'
     >>> reference_latex(" $10{,}000$ ")
     '10{,}000'
-    >>> reference_latex(None) is None
-    True
+    >>> reference_latex(None) is None, reference_latex(r"$\boxed{1}$ and $\boxed{4}$")
+    (True, '1, 4')
     """
     if gold is None:
         return None
@@ -121,10 +121,25 @@ def reference_latex(gold: Any) -> str | None:
     if "####" in text:
         text = text.rsplit("####", 1)[1]
     boxed = boxed_contents(text)
+    if len(boxed) > 1 and _listed(text, boxed):
+        return ", ".join(strip_delimiters(b) for b in boxed)  # "\boxed{1} and \boxed{4}": both are the answer
     if boxed:
         text = boxed[-1]
     text = strip_delimiters(text)
     return text or None
+
+
+#: What joins the boxes of one answer in several parts (``\boxed{1} and \boxed{4}``, ``$\boxed{1}$, $\boxed{4}$``).
+_BOX_LIST = re.compile(r"(?:\s{0,5}(?:\$|\\[()])?\s{0,5}(?:,|;|and|,\s{0,5}and)\s{0,5}(?:\$|\\[()])?\s{0,5}\x00)+")
+
+
+def _listed(text: str, boxed: list[str]) -> bool:
+    """Whether the boxes of ``text`` (their contents ``boxed``) are written as one list, nothing but a joint between."""
+    marked = text
+    for content in boxed:
+        marked = marked.replace(f"\\boxed{{{content}}}", "\x00", 1)
+    first, last = marked.find("\x00"), marked.rfind("\x00")
+    return first < last and _BOX_LIST.fullmatch(marked, first + 1, last + 1) is not None
 
 
 def final_math_answers(
@@ -390,6 +405,8 @@ class MathAccuracy(Reward):
         gold = reference_latex(None if reference is None else visible_text(str(reference)))
         if gold is not None and is_prose(gold):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")
+        if gold is not None and len(alternatives(gold)) > 1:
+            return RewardResult(None, f"the reference {str(reference)[:60]!r} offers alternatives: no answer can match")
         timeout = self._library_timeout()
         gold_value: Any = None
         if gold is not None and rational(gold) is None:  # whether a LaTeX reference parses takes sympy
