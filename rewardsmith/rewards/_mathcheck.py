@@ -1,6 +1,6 @@
 """Deciding whether two math answers are equal: exact checks first, math-verify for the rest, both cached.
 
-The half of ``math_accuracy`` that compares (its other half, in :mod:`rewardsmith.rewards.math`, finds the
+The half of ``math_accuracy`` that compares (its other half, in :mod:`rewardsmith.rewards._math_answers`, finds the
 final answer). Identical answers and plain rationals are decided exactly without sympy; answers that cannot be
 equal for a cheap reason (astronomically large values, overlong answers, malformed repeating decimals) are
 decided at once; everything else goes to math-verify, whose parses and decisions are kept in small LRU caches
