@@ -7,7 +7,7 @@ Shared by ``math_accuracy`` and ``gsm8k_accuracy``. The rules:
   statement), "**Final answer:**", or an answer heading (``# Answer`` on its
   own line, PRM800K's form), up to the end of its sentence or line. Markdown
   emphasis around the answer is not part of it.
-* **A closing sentence** states the answer when nothing else does: the last
+* **A closing sentence** (``_closing``) states the answer when nothing else does: the last
   sentence (ending in ``.`` or ``!``: never a question, nor a sentence cut
   off) stating values after "is", "are", "was", "equals" or ``=`` outside
   any formula, or opening with "so", "therefore", "thus", "hence". A bare
@@ -31,17 +31,15 @@ import itertools
 import re
 
 from rewardsmith.rewards._equivalence import list_parts
-from rewardsmith.rewards._text import MAX_ANSWERS, number_spans
+from rewardsmith.rewards._text import MAX_ANSWERS
 
 __all__ = [
     "ANSWER_PHRASE",
     "MAX_STATEMENT_CHARS",
-    "OFFERS",
     "alternatives",
     "answer_statements",
-    "closing_sentence",
-    "closing_statement",
     "final_part",
+    "masked",
     "math_spans",
     "phrase_matches",
     "revision_after",
@@ -240,8 +238,8 @@ def _from_value(said: str) -> str:
     """A statement in prose ("the smallest $n$ such that ... is $n = 10$") from the value its verb states."""
     if _VALUE_START.match(said):
         return said
-    masked = _masked(said)
-    for verb in _VERB.finditer(masked):
+    blank = masked(said)
+    for verb in _VERB.finditer(blank):
         if _VALUE_START.match(said, verb.end()):
             return said[verb.end() :].lstrip(" :")
     return said
@@ -252,12 +250,12 @@ def _qualifiers_cut(said: str) -> str:
     first = _VALUE_START.search(said)
     if first is None:
         return said
-    masked = _masked(said)
+    blank = masked(said)
     value_end = first.end()
     span = _MATH_SPAN.match(said, first.end() - 2) or _MATH_SPAN.match(said, first.end() - 1)
     if span:
         value_end = span.end()
-    qualifier = _QUALIFIER.search(masked, value_end)
+    qualifier = _QUALIFIER.search(blank, value_end)
     return said[: qualifier.start()] if qualifier else said
 
 
@@ -267,99 +265,9 @@ def _gaps(said: str) -> list[str]:
     return [said[a.end() : b.start()] for a, b in itertools.pairwise(found)]
 
 
-_COPULA = re.compile(
-    r"\b(?:is|are|was|were|equals|be)\b(?:\s{0,3}\((?:is|are)\))?|=|\b(?:it|that|which|answer)'s\b", re.I
-)
-_CONCLUSION = re.compile(
-    r"(?:\*\*)?(?:so|therefore|thus|hence|finally|altogether|in total|(?:in\s{1,3})?(?:conclusion|summary))\b",
-    re.IGNORECASE,
-)
-_FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
-_DOLLAR = re.compile(r"(?<!\\)\$")
-_LAST_SENTENCE = re.compile(  # ``\!`` is TeX spacing; a display formula ends its sentence when a capital follows
-    r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n|(?<=\\\])[ \t]{1,20}(?=[A-Z]))"
-)
-#: A sentence that opens by pointing back ("This means ...", "This function is injective") comments on the
-#: statement before it; it states a value of its own only when one follows its verb at once ("This gives $5$.").
-_BACK = r"(?:this|that|these|those|it|such)\b"
-_BACK_REFERENCE = re.compile(_BACK, re.IGNORECASE)
-_OWN_VALUE = re.compile(  # "This gives $5$.", "It is 12.", "That means the total is \\(7\\)."
-    rf"{_BACK}(?:\s{{1,5}}[a-z]{{2,20}}){{0,2}}\s{{1,5}}(?:is|are|was|equals|gives|yields|makes|leaves|means|shows)"
-    r"\s{1,5}(?:(?:us|that|the|a|an|total|of|answer|value|result|is|equal|to)\s{1,5}){0,4}(?:\*\*)?(?:\$|\\\(|\\\[|-?\d)",
-    re.IGNORECASE,
-)
-
-
-def _masked(text: str) -> str:
+def masked(text: str) -> str:
     """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose."""
     return _MATH_SPAN.sub(lambda m: " " * len(m.group(0)), text)
-
-
-_DISPLAY_END = re.compile(r"\.\s{0,5}(?:\\\]|\$\$)$")
-
-
-def _ends_sentence(sentence: str) -> bool:
-    """Whether a sentence is complete: it ends in ``.`` or ``!``, or in a display formula that ends in ``.``."""
-    return bool(sentence) and (sentence[-1] in ".!" or _DISPLAY_END.search(sentence) is not None)
-
-
-def _comment(sentence: str) -> bool:
-    """Whether a sentence comments on the one before it ("This means ...") rather than stating a value itself."""
-    return _BACK_REFERENCE.match(sentence) is not None and _OWN_VALUE.match(sentence) is None
-
-
-def closing_sentence(text: str) -> str | None:
-    r"""The sentence that closes ``text`` (comments on it and sign-offs skipped), or ``None`` when it is cut off.
-
-    >>> closing_sentence("So it is 5. This means we are done."), closing_sentence("It is 5. Is it?")
-    ('So it is 5.', None)
-    """
-    tail = text[-MAX_STATEMENT_CHARS:].rstrip()
-    for _ in range(3):
-        starts = [m.end() for m in _LAST_SENTENCE.finditer(tail.rstrip(".!"))]
-        sentence = tail[starts[-1] if starts else 0 :].strip()
-        if not starts or not (_FLUFF.match(sentence) or _comment(sentence)):
-            break
-        tail = tail[: starts[-1]].rstrip()
-    if not _ends_sentence(sentence) or len(sentence) > 600 or len(_DOLLAR.findall(sentence)) % 2:
-        return None  # a question, a sentence cut off (a truncated completion), or a formula left open
-    return sentence
-
-
-#: Words and signs that offer values as alternatives: several values so offered are a hedge, never a list.
-OFFERS = re.compile(r"(?<![\w\\])(?:or|either|possibly|perhaps|maybe)(?!\w)|\\lor(?![a-z])|\\vee(?![a-z])", re.I)
-
-
-def closing_statement(text: str) -> list[str] | None:
-    r"""The values the closing sentence states, or ``None`` when it states none (conservatively).
-
-    The last sentence must end in ``.`` or ``!`` (a completion cut off
-    mid-sentence states nothing); its values follow the first "is", "are",
-    "was", "equals" or ``=`` outside formulas, or the
-    sentence opens with "so", "therefore", "thus" or "hence".
-
-    >>> closing_statement(r"Adding them up, the value of $f(9)$ is \(33\).")
-    ['33']
-    >>> closing_statement("Therefore Alice ran 108 meters."), closing_statement("Then x = 3 and y = 4.")
-    (['108'], ['3', 'y = 4'])
-    >>> closing_statement("Since x is positive, the sum is $5$."), closing_statement(r"So it is \pi or 9.")
-    (['5'], ['\\pi', '9'])
-    >>> closing_statement("We add 2 and 3."), closing_statement("Is it 5?"), closing_statement("First, 3.\n4")
-    (None, None, None)
-    """
-    sentence = closing_sentence(text)
-    if sentence is None:
-        return None
-    masked = _masked(sentence)
-    copulas = list(_COPULA.finditer(masked))
-    if copulas:
-        said = sentence[copulas[0].end() :].rstrip(" .!")
-        return statement_values(said) or None  # its formulas, or the math of each part between "or"/"and"
-    if not _CONCLUSION.match(sentence):
-        return None
-    said = sentence.rstrip(" .!")
-    values = math_spans(said) or [said[start:end].strip() for _, start, end in number_spans(said)]
-    return values or None
 
 
 _RETRACTION = re.compile(  # a check ("double-check", "verify") revises nothing

@@ -13,11 +13,8 @@ import re
 from collections.abc import Sequence
 
 from rewardsmith.rewards._answers import (
-    OFFERS,
     alternatives,
     answer_statements,
-    closing_sentence,
-    closing_statement,
     final_part,
     math_spans,
     phrase_matches,
@@ -25,6 +22,7 @@ from rewardsmith.rewards._answers import (
     statement_values,
     without_emphasis,
 )
+from rewardsmith.rewards._closing import OFFERS, closing_sentence, closing_statement
 from rewardsmith.rewards._containers import Container, blocks, container, final_part_after, find_markers, last_end
 from rewardsmith.rewards._latex import is_placeholder, is_prose
 from rewardsmith.rewards._mathcheck import normal_form, strip_delimiters

@@ -40,14 +40,12 @@ from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 from rewardsmith.rewards._answers import (
     ANSWER_PHRASE,
-    OFFERS,
     PHRASE_WORDS,
     answer_statements,
-    closing_sentence,
-    closing_statement,
     final_part,
     stated_value,
 )
+from rewardsmith.rewards._closing import OFFERS, closing_sentence, closing_statement
 from rewardsmith.rewards._containers import (
     Container,
     blocks,
