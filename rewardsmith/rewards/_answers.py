@@ -55,7 +55,7 @@ MAX_STATEMENT_CHARS = 2000
 
 _EMPHASIS = r"(?:\*\*|__)?"
 ANSWER_PHRASE = re.compile(
-    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b)"
+    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b|(?=\$|\\\[|\\\())"
     rf"(?:\s{{0,20}}{_EMPHASIS})\s{{0,20}}"
     r"(?:the\s{1,20}final\s{1,20}answer\s{1,20}is\b\s{0,20}:?\s{0,20})?"
     r"|(?:^|(?<=\n))[ \t]{0,20}(?:#{1,6}[ \t]{0,20}|\*\*)(?:final[ \t]{1,20})?answer[ \t]{0,20}:?(?:\*\*)?"
@@ -311,8 +311,8 @@ def revision_start(text: str, first_answer: int, last_answer: int) -> int:
 _TEXT_WORDS = re.compile(r"\\(?:text\w{0,6}|mbox|mathrm)\s{0,5}\{([^{}]{0,200})\}")
 _SEPARATOR = re.compile(
     r"\\\\|\\[hv]space\*?\s{0,5}\{[^{}]{0,40}\}|\\q?quad\b|\\mid\b|\\text\s{0,5}\{\s{0,5}\}|(?<![\w\\])or(?!\w)"
-    r"|\\(?:Rightarrow|implies|approx|Longrightarrow|lor|vee|cr|enspace)(?![a-zA-Z])"
-    r"|(?<=\d)\s{0,3}(?:~|\\to(?![a-zA-Z]))\s{0,3}(?=-?\d)"  # "18~20", "18 \to 20"; "12~cm" is 12 cm
+    r"|\\(?:Rightarrow|implies|Longrightarrow|lor|vee|cr|enspace)(?![a-zA-Z])"
+    r"|(?<=\d)\s{0,3}(?:~|\\to(?![a-zA-Z])|\\approx(?![a-zA-Z]))\s{0,3}(?=-?\d)"  # "18~20"; "12~cm" is 12 cm
 )
 _ENVIRONMENT = re.compile(r"\\begin\{(\w{1,20}\*?)\}.{0,2000}?\\end\{\1\}", re.DOTALL)
 _PLACED = re.compile(r"\x00(\d+)\x00")

@@ -20,8 +20,11 @@ __all__ = ["OFFERS", "closing_sentence", "closing_statement"]
 _COPULA = re.compile(
     r"\b(?:is|are|was|were|equals|be)\b(?:\s{0,3}\((?:is|are)\))?|=|\b(?:it|that|which|answer)'s\b", re.I
 )
+#: "... is the solution", "... is our answer": the value stands before the verb.
+_NAMED = re.compile(r"\s{1,5}(?:the|our|my)\s{1,5}(?:final\s{1,5})?(?:answer|solution|result)\b", re.IGNORECASE)
 _CONCLUSION = re.compile(
-    r"(?:\*\*)?(?:so|therefore|thus|hence|finally|altogether|in total|(?:in\s{1,3})?(?:conclusion|summary))\b",
+    r"(?:\*\*)?(?:so|therefore|thus|hence|finally|altogether|in total|(?:in\s{1,3})?(?:conclusion|summary)"
+    r"|we\s{1,3}(?:find|get|obtain|conclude)(?:\s{1,3}that)?)\b",
     re.IGNORECASE,
 )
 _FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
@@ -97,6 +100,9 @@ def closing_statement(text: str) -> list[str] | None:
         return None
     blank = masked(sentence)
     copulas = list(_COPULA.finditer(blank))
+    if copulas and _NAMED.match(sentence, copulas[0].end()):  # "Thus $x \le 2$ is our answer."
+        before = math_spans(sentence[: copulas[0].start()])
+        return before[-1:] or None
     if copulas:
         said = sentence[copulas[0].end() :].rstrip(" .!")
         return statement_values(said) or None  # its formulas, or the math of each part between "or"/"and"

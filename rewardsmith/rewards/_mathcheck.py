@@ -268,18 +268,28 @@ VARIABLE = re.compile(r"^\s*[A-Za-z](?:_\{?\w{1,5}\}?)?\s*=\s*")
 _RELATIONS = ("<", ">", "\\le", "\\ge", "\\ne", "\\approx")
 
 
+#: A reference's outer brackets as written, and as a joined list of the answer's parts is written.
+_BRACKETS = (("\\left(", "\\right)", "(", ")"), ("(", ")", "(", ")"), ("\\{", "\\}", "\\{", "\\}"), ("{", "}", "\\{", "\\}"))
+
+
 def parts_of(gold: str) -> tuple[list[str], str, str]:
     r"""The parts of a reference that lists several values (``3, 5`` or the tuple ``(3, 5)``), and its brackets.
 
     >>> parts_of("3, 5"), parts_of(r"\left( 3, 4 \right)"), parts_of("7")
     ((['3', '5'], '', ''), (['3', '4'], '(', ')'), ([], '', ''))
-    >>> parts_of("(1, 2), (3, 4)")
-    (['(1, 2)', '(3, 4)'], '', '')
+    >>> parts_of("(1, 2), (3, 4)"), parts_of("{1,2,3}")
+    ((['(1, 2)', '(3, 4)'], '', ''), (['1', '2', '3'], '\\{', '\\}'))
     """
     text = gold.strip()
-    for opening, closing in (("\\left(", "\\right)"), ("(", ")")):
+    brackets = (
+        ("\\left(", "\\right)", "(", ")"),
+        ("(", ")", "(", ")"),
+        ("\\{", "\\}", "\\{", "\\}"),
+        ("{", "}", "\\{", "\\}"),
+    )
+    for opening, closing, written_open, written_close in brackets:
         if text.startswith(opening) and text.endswith(closing) and len(list_parts(text)) < 2:
-            return list_parts(text[len(opening) : len(text) - len(closing)]), "(", ")"
+            return list_parts(text[len(opening) : len(text) - len(closing)]), written_open, written_close
     return list_parts(text), "", ""
 
 

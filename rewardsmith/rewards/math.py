@@ -56,9 +56,7 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._answers import (
-    alternatives,
-)
+from rewardsmith.rewards._answers import alternatives, math_spans
 from rewardsmith.rewards._containers import (
     check_answer_settings,
 )
@@ -107,12 +105,19 @@ def reference_latex(gold: Any) -> str | None:
         return ", ".join(strip_delimiters(b) for b in boxed)  # "\boxed{1} and \boxed{4}": both are the answer
     if boxed:
         text = boxed[-1]
-    text = strip_delimiters(text)
+    elif _FORMULA_LIST.fullmatch(text.strip()):
+        text = ", ".join(math_spans(text))
+    text = _AND.sub(", ", strip_delimiters(text))  # "6 \text{ and } 8" lists two values
     return text or None
 
 
 #: What joins the boxes of one answer in several parts (``\boxed{1} and \boxed{4}``, ``$\boxed{1}$, $\boxed{4}$``).
-_BOX_LIST = re.compile(r"(?:\s{0,5}(?:\$|\\[()])?\s{0,5}(?:,|;|and|,\s{0,5}and)\s{0,5}(?:\$|\\[()])?\s{0,5}\x00)+")
+_BOX_LIST = re.compile(r"(?:\s{0,5}(?:\$|\\[()])?\s{0,5}(?:,|;|and|,\s{0,5}and)?\s{0,5}(?:\$|\\[()])?\s{0,5}\x00)+")
+#: A reference offering alternatives says "or" (``1/2 \text{ or } 1``); "and" joins the parts of one answer.
+_OFFERED = re.compile(r"(?<![\w\\])or(?!\w)")
+#: Formulas joined by "and" or commas in a reference (``$1$ and $2$ and $3$``) are one list.
+_FORMULA_LIST = re.compile(r"\$([^$]{1,200})\$((?:\s{0,5}(?:,|and|,\s{0,5}and)\s{1,5}\$[^$]{1,200}\$){1,20})")
+_AND = re.compile(r"\s{0,5}\\text\s{0,3}\{\s{0,5}and\s{0,5}\}\s{0,5}")
 
 
 def _listed(text: str, boxed: list[str]) -> bool:
@@ -222,7 +227,7 @@ class MathAccuracy(Reward):
         gold = reference_latex(None if reference is None else visible_text(str(reference)))
         if gold is not None and is_prose(gold):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")
-        if gold is not None and len(alternatives(gold)) > 1:
+        if gold is not None and _OFFERED.search(gold) and len(alternatives(gold)) > 1:
             return RewardResult(None, f"the reference {str(reference)[:60]!r} offers alternatives: no answer can match")
         timeout = self._library_timeout()
         gold_value: Any = None

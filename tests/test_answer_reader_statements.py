@@ -1,0 +1,73 @@
+"""The answer-statement reader, continued: statements without a colon, values named before their verb, references.
+
+Synthetic right and wrong twins for the classes Math-Verify's own test cases
+showed misread (``benchmarks/math_verify_suite.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rewardsmith import get_reward
+
+ACC = get_reward("math_accuracy", timeout=None)
+
+
+def _math(completion: str, answer: str) -> float | None:
+    return ACC(completions=[completion], answer=[answer])[0]
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["Answer $ {v} $", "Answer \\[ {v} \\]", "Answer $$ {v} $$", "Answer \\( {v} \\)", "Answer $$ \n {v} \n $$"],
+)
+def test_answer_followed_by_a_formula_is_a_statement(template):
+    assert _math(template.format(v="9"), "9") == 1.0
+    assert _math(template.format(v="8"), "9") == 0.0
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "expected"),
+    [
+        (r"Therefore $x \geq 5$ is the solution.", r"x \ge 5", 1.0),
+        (r"Therefore $x \geq 6$ is the solution.", r"x \ge 5", 0.0),
+        (r"Thus $x \le 2$ is our answer.", r"(-\infty, 2]", 1.0),
+        (r"Thus $x \le 3$ is our answer.", r"(-\infty, 2]", 0.0),
+        (r"So $18$ is the final answer.", "18", 1.0),
+        (r"We find that $x < 3$.", "x < 3", 1.0),
+        (r"We find that $x < 4$.", "x < 3", 0.0),
+        (r"We get $y = 7$.", "7", 1.0),
+    ],
+)
+def test_a_value_named_before_its_verb_or_after_we_find(completion, gold, expected):
+    assert _math(completion, gold) == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "expected"),
+    [
+        (r"\boxed{6, 8}", r"\(\boxed{6 \text{ and } 8}\)", 1.0),
+        (r"\boxed{6, 9}", r"\(\boxed{6 \text{ and } 8}\)", 0.0),
+        (r"\boxed{1,2,3}", "$1$ and $2$ and $3$", 1.0),
+        (r"\boxed{1,2}", "$1$ and $2$ and $3$", 0.0),
+        (r"\boxed{1,2}", r"$\boxed{1}\boxed{2}$", 1.0),
+        (r"\boxed{1} and \boxed{2} and \boxed{3}", "$${1,2,3}$$", 1.0),
+        (r"\boxed{1},\boxed{2},\boxed{3}", "$${1,2,3}$$", 1.0),
+        (r"\boxed{1},\boxed{2},\boxed{4}", "$${1,2,3}$$", 0.0),
+        (r"\boxed{(7,11), (11,7)}", "$(11,7)or(7,11)$", None),  # a reference offering alternatives: no verdict
+    ],
+)
+def test_a_reference_listing_its_parts_in_words_or_boxes(completion, gold, expected):
+    assert _math(completion, gold) == expected
+
+
+@pytest.mark.parametrize(
+    ("predicted", "gold", "expected"),
+    [
+        (r"x \approx 11", "11", 1.0),  # a variable approximately a value states the value
+        (r"18 \approx 20", "18", 0.0),  # two numbers: one of them is offered as an alternative
+        (r"18 \approx 20", "20", 0.0),
+    ],
+)
+def test_approximately_between_numbers_hedges(predicted, gold, expected):
+    assert _math(rf"\boxed{{{predicted}}}", gold) == expected
