@@ -269,7 +269,12 @@ _RELATIONS = ("<", ">", "\\le", "\\ge", "\\ne", "\\approx")
 
 
 #: A reference's outer brackets as written, and as a joined list of the answer's parts is written.
-_BRACKETS = (("\\left(", "\\right)", "(", ")"), ("(", ")", "(", ")"), ("\\{", "\\}", "\\{", "\\}"), ("{", "}", "\\{", "\\}"))
+_BRACKETS = (
+    ("\\left(", "\\right)", "(", ")"),
+    ("(", ")", "(", ")"),
+    ("\\{", "\\}", "\\{", "\\}"),
+    ("{", "}", "\\{", "\\}"),
+)
 
 
 def parts_of(gold: str) -> tuple[list[str], str, str]:
