@@ -7,7 +7,8 @@ helper. This benchmark reads those test files where they are (a checkout's
 repository), takes every case whose settings map onto ``math_accuracy``
 (precision 6, ``strict=True``, no set-relation comparison; either match type),
 and scores ``<answer>pred</answer>`` against the reference ``gold`` (the prediction
-as written when it has its own ``<answer>`` or ``<think>`` markers): a case
+as written when it has its own ``<answer>`` or ``<think>`` markers; a chat template's
+end-of-turn token, such as ``<|im_start|>``, ends it): a case
 agrees when the score is 1 exactly where Math-Verify expects a match. Cases
 whose settings do not map are counted and left out, with the reason.
 
@@ -32,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import verdict
 
 from rewardsmith import get_reward
+from rewardsmith.rewards._answers import before_end_of_turn
 
 #: ``compare_strings`` settings this replay can honour, with the values that map.
 MAPPED = {"precision": (6,), "strict": (True,), "allow_set_relation_comp": (False,)}
@@ -95,7 +97,9 @@ def cases(tests: Path) -> tuple[list[dict[str, Any]], Counter]:
 
 def _block(pred: str) -> str:
     """The prediction as the answer block (as written, when it has its own ``<answer>`` or ``<think>`` markers)."""
-    return pred if "<answer>" in pred or "<think>" in pred else f"<answer>{pred}</answer>"
+    if "<answer>" in pred or "<think>" in pred:
+        return pred
+    return f"<answer>{before_end_of_turn(pred)}</answer>"  # what the model wrote ends at its end of turn
 
 
 def main() -> None:

@@ -71,3 +71,15 @@ def test_a_reference_listing_its_parts_in_words_or_boxes(completion, gold, expec
 )
 def test_approximately_between_numbers_hedges(predicted, gold, expected):
     assert _math(rf"\boxed{{{predicted}}}", gold) == expected
+
+
+GSM = get_reward("gsm8k_accuracy")
+
+
+@pytest.mark.parametrize("token", ["<|im_start|>", "<|im_end|>", "<|eot_id|>", "<|endoftext|>"])
+def test_the_text_after_an_end_of_turn_token_is_not_the_completion(token):
+    text = f"Therefore, there are 12 distinct sequences. I hope it is correct. {token}user\nHow many are 13?"
+    assert _math(text, "12") == 1.0
+    assert _math(text, "13") == 0.0
+    assert GSM(completions=[text], answer=["12"]) == [1.0]
+    assert GSM(completions=[text], answer=["13"]) == [0.0]

@@ -38,6 +38,7 @@ __all__ = [
     "MAX_STATEMENT_CHARS",
     "alternatives",
     "answer_statements",
+    "before_end_of_turn",
     "final_part",
     "masked",
     "math_spans",
@@ -64,6 +65,19 @@ ANSWER_PHRASE = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)|\n")  # ``\!`` is TeX spacing, not an exclamation
+
+
+_END_OF_TURN = re.compile(r"<\|(?:im_start|im_end|eot_id|end_of_text|endoftext|end)\|>|<\|start_header_id\|>")
+
+
+def before_end_of_turn(text: str) -> str:
+    """``text`` up to the first end-of-turn token of a chat template (what follows it is not the completion's).
+
+    >>> before_end_of_turn("So it is 12. I hope it is correct. <|im_start|>user Next question"), before_end_of_turn("7")
+    ('So it is 12. I hope it is correct. ', '7')
+    """
+    end = _END_OF_TURN.search(text)
+    return text[: end.start()] if end and text[: end.start()].strip() else text
 
 
 def without_emphasis(text: str) -> str:

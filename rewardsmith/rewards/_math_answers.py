@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from rewardsmith.rewards._answers import (
     alternatives,
     answer_statements,
+    before_end_of_turn,
     final_part,
     math_spans,
     phrase_matches,
@@ -77,7 +78,7 @@ def read_final_answers(
     ((['3', '5'], '\\boxed', True), (['3', '5'], '\\boxed', False))
     """
     answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
-    segment = visible_text(completion)
+    segment = before_end_of_turn(visible_text(completion))
     if think_tag is not None:
         segment = final_part_after(segment, think_tag if isinstance(think_tag, Container) else container(think_tag))
     segment = final_part(segment, ("\\boxed", "\\fbox", answer_box.opening))

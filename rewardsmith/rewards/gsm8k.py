@@ -42,6 +42,7 @@ from rewardsmith.rewards._answers import (
     ANSWER_PHRASE,
     PHRASE_WORDS,
     answer_statements,
+    before_end_of_turn,
     final_part,
     stated_value,
 )
@@ -120,7 +121,7 @@ def extract_numeric_answer(
     (None, 'hedged: the answer phrase states several numbers')
     """
     answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
-    completion = visible_text(completion)
+    completion = before_end_of_turn(visible_text(completion))
     if think_tag is not None:
         completion = final_part_after(
             completion, think_tag if isinstance(think_tag, Container) else container(think_tag)
