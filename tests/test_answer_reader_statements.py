@@ -83,3 +83,28 @@ def test_the_text_after_an_end_of_turn_token_is_not_the_completion(token):
     assert _math(text, "13") == 0.0
     assert GSM(completions=[text], answer=["12"]) == [1.0]
     assert GSM(completions=[text], answer=["13"]) == [0.0]
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"So $a=\boxed{3}$ and $b=\boxed{5}$, so the pair is $\boxed{(3,5)}$.", 1.0),
+        (r"So $a=\boxed{3}$ and $b=\boxed{6}$, so the pair is $\boxed{(3,6)}$.", 0.0),
+        (r"So $a=\boxed{3}$ and $b=\boxed{6}$, so the pair is $\boxed{(3,5)}$.", 0.0),  # the parts disagree: a hedge
+        (r"The pair is $\boxed{(3,5)}$: $a = \boxed{3}$, $b = \boxed{5}$.", 1.0),
+    ],
+)
+def test_parts_boxed_and_then_the_tuple_boxed_are_one_answer(completion, expected):
+    assert _math(completion, "(3,5)") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        ("\\boxed{\\begin{pmatrix} 1 & 2 \\\\\n 3 & 4 \\end{pmatrix}}", 1.0),
+        ("\\boxed{\\begin{pmatrix}\n1 & 2 \\\\\n3 & 4\n\\end{pmatrix}}", 1.0),
+        ("\\boxed{\\begin{pmatrix} 1 & 2 \\\\\n 3 & 5 \\end{pmatrix}}", 0.0),
+    ],
+)
+def test_a_matrix_with_line_breaks_is_the_same_matrix(completion, expected):
+    assert _math(completion, r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}") == expected

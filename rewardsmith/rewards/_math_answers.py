@@ -26,7 +26,7 @@ from rewardsmith.rewards._answers import (
 from rewardsmith.rewards._closing import OFFERS, closing_sentence, closing_statement
 from rewardsmith.rewards._containers import Container, blocks, container, final_part_after, find_markers, last_end
 from rewardsmith.rewards._latex import is_placeholder, is_prose
-from rewardsmith.rewards._mathcheck import normal_form, strip_delimiters
+from rewardsmith.rewards._mathcheck import VARIABLE, normal_form, parts_of, strip_delimiters
 from rewardsmith.rewards._rejections import rejected_values, without_negation, without_working
 from rewardsmith.rewards._text import MAX_ANSWERS, boxed_contents, visible_text
 
@@ -113,7 +113,24 @@ def read_final_answers(
     kept = [a for a in answers if normal_form(a) not in rejected]
     if answers and not kept:
         return [], 'every stated answer is rejected in the text ("not ...", "... is incorrect")', False
-    return kept, where, offered
+    return _restated(kept), where, offered
+
+
+def _restated(answers: list[str]) -> list[str]:
+    r"""The answers, without the parts a tuple restates (``a=\boxed{3}``, ``b=\boxed{5}``, so ``\boxed{(3,5)}``).
+
+    >>> _restated(["a = 3", "b = 5", "(3, 5)"]), _restated(["(3, 5)", "3", "5"]), _restated(["3", "5", "(3, 6)"])
+    (['(3, 5)'], ['(3, 5)'], ['3', '5', '(3, 6)'])
+    """
+    if len(answers) < 3:
+        return answers
+    for whole, rest in ((answers[-1], answers[:-1]), (answers[0], answers[1:])):
+        parts = parts_of(whole)[0]
+        if len(parts) == len(rest) and all(
+            normal_form(VARIABLE.sub("", a)) == normal_form(p) for a, p in zip(rest, parts)
+        ):
+            return [whole]
+    return answers
 
 
 def _last_answer_at(segment: str, markers: tuple[str, ...]) -> int:

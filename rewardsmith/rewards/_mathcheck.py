@@ -68,7 +68,7 @@ _DECIDED: _LRU = _LRU()
 _DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 
 
-_SPACING = re.compile(r"\\[,;:! ]|\\left|\\right|\s+")
+_SPACING = re.compile(r"(?<!\\)\\[,;:! ]|\\left|\\right|\s+")  # ``\\ `` is a line break, not ``\ `` spacing
 
 
 _PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
