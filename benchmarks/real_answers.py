@@ -13,8 +13,9 @@ against the row's ``reference_answer``:
   whole solution, default extraction.
 
 A score of 1 on a row labelled wrong is a false accept (FA), anything else
-(0 or ``None``) on a row labelled right is a false reject (FR); both are given
-as shares of all rows. The table is per generator; then ``math_accuracy``'s
+(0 or ``None``) on a row labelled right is a false reject (FR); agreement is
+the share of all rows scored as labelled, false accepts the share of the rows
+labelled wrong, false rejects the share of the rows labelled right. The table is per generator; then ``math_accuracy``'s
 disagreements are listed by class (FA or FR, what the reader found, and
 whether plain math-verify got the row right), with a few examples each.
 ``--show CLASS`` prints every row of one class (``--show FR`` or
@@ -95,11 +96,11 @@ def _peers(rows: list[dict], fresh: bool) -> dict[str, list]:
 
 
 def rates(scores: list, labels: list[bool]) -> tuple[float, float, float]:
-    """Agreement, false accepts, false rejects, as shares of the rows."""
-    n = len(labels)
-    fa = sum(s == 1.0 and not ok for s, ok in zip(scores, labels)) / n
-    fr = sum(s != 1.0 and ok for s, ok in zip(scores, labels)) / n
-    return 1 - fa - fr, fa, fr
+    """Agreement (share of all rows), false accepts (of the wrong rows), false rejects (of the right rows)."""
+    fa = sum(s == 1.0 and not ok for s, ok in zip(scores, labels))
+    fr = sum(s != 1.0 and ok for s, ok in zip(scores, labels))
+    right = sum(labels)
+    return 1 - (fa + fr) / len(labels), fa / max(1, len(labels) - right), fr / max(1, right)
 
 
 def _cause(reason: str) -> str:
@@ -134,7 +135,7 @@ def main() -> None:
     refs = [r["reference_answer"] for r in rows]
     comps = [r["completion"] for r in rows]
     math_acc = get_reward("math_accuracy")
-    math_scores = math_acc(completions=comps, answer=refs, prompt=[r["problem"] for r in rows])
+    math_scores = math_acc(completions=comps, answer=refs, prompts=[r["problem"] for r in rows])
     integer = [i for i, ref in enumerate(refs) if _INTEGER.fullmatch(ref)]
     gsm = get_reward("gsm8k_accuracy")
     gsm_scores = gsm(completions=[comps[i] for i in integer], answer=[refs[i] for i in integer])
@@ -174,7 +175,11 @@ def main() -> None:
             kind = "FA" if ok is False else "FR"
             peer = "mv right" if (mv[i] == 1.0) == ok else "mv wrong"
             classes[f"{kind} {_cause(reason)} ({peer})"].append(i)
-    print(f"\nmath_accuracy disagreements by class ({sum(map(len, classes.values()))}):")
+    for i, score in zip(integer, gsm_scores):
+        if (score == 1.0) != labels[i]:
+            reason = gsm.check(comps[i], answer=refs[i]).reason
+            classes[f"gsm8k {'FA' if not labels[i] else 'FR'} {reason.split(':')[0][:40]}"].append(i)
+    print(f"\ndisagreements by class (math_accuracy; gsm8k_accuracy on its rows) ({sum(map(len, classes.values()))}):")
     for name, idx in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         print(f"  {len(idx):>4}  {name}")
     for name, idx in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -183,7 +188,10 @@ def main() -> None:
         shown = idx if args.show is not None else idx[: args.examples]
         print(f"\n== {name}: {len(idx)}")
         for i in shown:
-            reason = math_acc.check(comps[i], answer=refs[i], prompt=rows[i]["problem"]).reason
+            if name.startswith("gsm8k"):
+                reason = gsm.check(comps[i], answer=refs[i]).reason
+            else:
+                reason = math_acc.check(comps[i], answer=refs[i], prompt=rows[i]["problem"]).reason
             tail = comps[i][-300:].replace("\n", "\\n")
             print(f"  [{rows[i]['id']} {rows[i]['generator']}] label {labels[i]}, reference {refs[i]!r}")
             print(f"    reason: {reason[:200]}")

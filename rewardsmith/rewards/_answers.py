@@ -7,7 +7,7 @@ Shared by ``math_accuracy`` and ``gsm8k_accuracy``. The rules:
   statement), "**Final answer:**", or an answer heading (``# Answer`` on its
   own line, PRM800K's form), up to the end of its sentence or line. Markdown
   emphasis around the answer is not part of it.
-* **A closing sentence** states the answer when nothing else does: the last
+* **A closing sentence** (``_closing``) states the answer when nothing else does: the last
   sentence (ending in ``.`` or ``!``: never a question, nor a sentence cut
   off) stating values after "is", "are", "was", "equals" or ``=`` outside
   any formula, or opening with "so", "therefore", "thus", "hence". A bare
@@ -30,18 +30,22 @@ from __future__ import annotations
 import itertools
 import re
 
-from rewardsmith.rewards._text import MAX_ANSWERS, number_spans
+from rewardsmith.rewards._equivalence import list_parts
+from rewardsmith.rewards._text import MAX_ANSWERS
 
 __all__ = [
     "ANSWER_PHRASE",
     "MAX_STATEMENT_CHARS",
     "alternatives",
     "answer_statements",
-    "closing_statement",
+    "before_end_of_turn",
     "final_part",
+    "masked",
     "math_spans",
     "phrase_matches",
+    "revision_after",
     "revision_start",
+    "stated_value",
     "statement",
     "statement_values",
     "without_emphasis",
@@ -52,15 +56,28 @@ MAX_STATEMENT_CHARS = 2000
 
 _EMPHASIS = r"(?:\*\*|__)?"
 ANSWER_PHRASE = re.compile(
-    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b)"
+    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b|(?=\$|\\\[|\\\())"
     rf"(?:\s{{0,20}}{_EMPHASIS})\s{{0,20}}"
     r"(?:the\s{1,20}final\s{1,20}answer\s{1,20}is\b\s{0,20}:?\s{0,20})?"
     r"|(?:^|(?<=\n))[ \t]{0,20}(?:#{1,6}[ \t]{0,20}|\*\*)(?:final[ \t]{1,20})?answer[ \t]{0,20}:?(?:\*\*)?"
     r"[ \t]{0,20}:?[ \t]{0,20}\n\s{0,40}"
-    r"|####[ \t]{0,20}",
+    r"|(?<!#)####(?!#)[ \t]{0,20}(?![ \t]|[A-Za-z]{2})",  # ``#### Total Area`` is a Markdown heading
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<!\\)[.!?;](?=\s|$)|\n")  # ``\!`` is TeX spacing, not an exclamation
+
+
+_END_OF_TURN = re.compile(r"<\|(?:im_start|im_end|eot_id|end_of_text|endoftext|end)\|>|<\|start_header_id\|>")
+
+
+def before_end_of_turn(text: str) -> str:
+    """``text`` up to the first end-of-turn token of a chat template (what follows it is not the completion's).
+
+    >>> before_end_of_turn("So it is 12. I hope it is correct. <|im_start|>user Next question"), before_end_of_turn("7")
+    ('So it is 12. I hope it is correct. ', '7')
+    """
+    end = _END_OF_TURN.search(text)
+    return text[: end.start()] if end and text[: end.start()].strip() else text
 
 
 def without_emphasis(text: str) -> str:
@@ -124,13 +141,24 @@ def answer_statements(
     (['5'], ['5'], [])
     >>> answer_statements("no statement"), answer_statements("answer: 1 " * 60)
     ([], None)
+    >>> answer_statements("The answer is:\n\\[\n\\frac{1}{2}\n\\]"), answer_statements("### Final Answer\n$$\n7\n$$")
+    (['\\frac{1}{2}'], ['7'])
     """
     matches = phrase_matches(text, pattern, words, limit)
     if len(matches) > limit:
         return None
     ends = [m.start() for m in matches[1:]] + [len(text)]
-    found = [statement(text[match.end() : end], 0) for match, end in zip(matches, ends)]
+    found = []
+    for match, end in zip(matches, ends):
+        said = statement(text[match.end() : end], 0)
+        if said in ("", "\\[", "$$"):  # "The answer is:" with the formula displayed on the next lines
+            display = _DISPLAY_NEXT.match(text, match.end(), end)
+            said = next(g for g in display.groups() if g is not None).strip() if display else said
+        found.append(said)
     return [s for s in found if s]
+
+
+_DISPLAY_NEXT = re.compile(r"\s{0,40}(?:\\\[(.{1,2000}?)\\\]|\$\$(.{1,2000}?)\$\$)", re.DOTALL)
 
 
 _MATH_SPAN = re.compile(  # ``\$`` inside a formula is a dollar sign, not the formula's end
@@ -150,7 +178,10 @@ def math_spans(text: str) -> list[str]:
     return [next(g for g in m.groups() if g is not None).strip() for m in _MATH_SPAN.finditer(text)]
 
 
-_CONNECTIVE = re.compile(r"\s(?:or|and)\s|;|,\s{0,5}(?:or|and)\s")
+_CONNECTIVE = re.compile(  # "18 or 20", "18; 20", "18, or 20", "18 (or 20)", "18, possibly 20", "18 to 20"
+    r"\s(?:or|and)\s|;|,\s{0,5}(?:or|and)\s|,?\s{0,5}\(\s{0,3}or\s|,?\s{1,5}(?:possibly|perhaps|maybe)\s"
+    r"|(?<=\d)\s{1,3}to\s{1,3}(?=[-\d])"
+)
 _MATH_WORDS = frozenset(
     ("sqrt", "pi", "sin", "cos", "tan", "cot", "sec", "csc", "log", "ln", "exp", "arcsin", "arccos", "arctan", "infty")
 )
@@ -180,68 +211,97 @@ def statement_values(said: str) -> list[str]:
     said = without_emphasis(said)
     if len(said) > MAX_STATEMENT_CHARS:
         return [said]
+    said = stated_value(said)
     spans = math_spans(said)
+    if len(spans) > 1 and all(_LIST_GAP.fullmatch(gap) for gap in _gaps(said)):
+        # one list written across formulas ("are $-1, 0,$ and $1$"): its items
+        spans = [item for span in spans for item in (list_parts(span.rstrip(" ,")) or [span.rstrip(" ,")])]
     if spans:
         return spans
     parts = [_leading_math(p) for p in _CONNECTIVE.split(said)]
     return [p for p in parts if p]
 
 
-_COPULA = re.compile(r"\b(?:is|are|was|were|equals|be)\b|=")
-_CONCLUSION = re.compile(r"(?:so|therefore|thus|hence|finally|altogether|in total)\b", re.IGNORECASE)
-_FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
-_DOLLAR = re.compile(r"(?<!\\)\$")
-_LAST_SENTENCE = re.compile(r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n)")  # ``\!`` is TeX spacing
+#: Where a value starts: a formula, a number (after "approximately", "exactly", Markdown emphasis).
+_VALUE_START = re.compile(
+    r"[\s:]{0,5}(?:\*\*|__)?\s{0,3}(?:(?:approximately|exactly|about|equal\s{1,3}to)\s{1,3})?"
+    r"(?:\$|\\\(|\\\[|[-\u2212]?\.?\d)",
+    re.IGNORECASE,
+)
+_VERB = re.compile(r"\b(?:is|are|was|were|equals|be)\b(?:\s{0,3}\((?:is|are)\))?", re.IGNORECASE)
+#: What qualifies a value after it: a condition, a reason, where it occurs ("$13$, occurring where $y$ is least").
+_QUALIFIER = re.compile(
+    r",?\s{0,5}\b(?:for|where|when|whenever|since|because|as|which|occurring|attained|achieved|given|if|provided"
+    r"|with|so\s{1,3}that|such\s{1,3}that|satisfying|assuming|at)\b",
+    re.IGNORECASE,
+)
+_LIST_GAP = re.compile(r"\s{0,5}(?:,\s{0,5})?(?:and\s{1,5})?")
 
 
-def _masked(text: str) -> str:
+def stated_value(said: str) -> str:
+    r"""The part of a statement that states its value: from the value its verb states, without qualifiers after it.
+
+    >>> stated_value(r"The probability that all 3 are aces, given 39 cards, is \(1\)"), stated_value("5 for all n")
+    ('\\(1\\)', '5')
+    """
+    said = without_emphasis(said)
+    return said if len(said) > MAX_STATEMENT_CHARS else _qualifiers_cut(_from_value(said)).strip()
+
+
+def _from_value(said: str) -> str:
+    """A statement in prose ("the smallest $n$ such that ... is $n = 10$") from the value its verb states."""
+    if _VALUE_START.match(said):
+        return said
+    blank = masked(said)
+    for verb in _VERB.finditer(blank):
+        if _VALUE_START.match(said, verb.end()):
+            return said[verb.end() :].lstrip(" :")
+    return said
+
+
+def _qualifiers_cut(said: str) -> str:
+    """A statement without what qualifies its value (``5 for all $n$``, ``$13$, occurring where ...``)."""
+    first = _VALUE_START.search(said)
+    if first is None:
+        return said
+    blank = masked(said)
+    value_end = first.end()
+    span = _MATH_SPAN.match(said, first.end() - 2) or _MATH_SPAN.match(said, first.end() - 1)
+    if span:
+        value_end = span.end()
+    qualifier = _QUALIFIER.search(blank, value_end)
+    return said[: qualifier.start()] if qualifier else said
+
+
+def _gaps(said: str) -> list[str]:
+    """The text between consecutive formulas of a statement."""
+    found = list(_MATH_SPAN.finditer(said))
+    return [said[a.end() : b.start()] for a, b in itertools.pairwise(found)]
+
+
+def masked(text: str) -> str:
     """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose."""
     return _MATH_SPAN.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def closing_statement(text: str) -> list[str] | None:
-    r"""The values the closing sentence states, or ``None`` when it states none (conservatively).
-
-    The last sentence must end in ``.`` or ``!`` (a completion cut off
-    mid-sentence states nothing); its values follow the first "is", "are",
-    "was", "equals" or ``=`` outside formulas, or the
-    sentence opens with "so", "therefore", "thus" or "hence".
-
-    >>> closing_statement(r"Adding them up, the value of $f(9)$ is \(33\).")
-    ['33']
-    >>> closing_statement("Therefore Alice ran 108 meters."), closing_statement("Then x = 3 and y = 4.")
-    (['108'], ['3', 'y = 4'])
-    >>> closing_statement("Since x is positive, the sum is $5$."), closing_statement(r"So it is \pi or 9.")
-    (['5'], ['\\pi', '9'])
-    >>> closing_statement("We add 2 and 3."), closing_statement("Is it 5?"), closing_statement("First, 3.\n4")
-    (None, None, None)
-    """
-    tail = text[-MAX_STATEMENT_CHARS:].rstrip()
-    for _ in range(2):
-        starts = [m.end() for m in _LAST_SENTENCE.finditer(tail.rstrip(".!"))]
-        sentence = tail[starts[-1] if starts else 0 :].strip()
-        if not _FLUFF.match(sentence) or not starts:
-            break
-        tail = tail[: starts[-1]].rstrip()
-    if not sentence or sentence[-1] not in ".!" or len(sentence) > 600 or len(_DOLLAR.findall(sentence)) % 2:
-        return None  # a question, a sentence cut off (a truncated completion), or a formula left open
-    masked = _masked(sentence)
-    copulas = list(_COPULA.finditer(masked))
-    if copulas:
-        said = sentence[copulas[0].end() :].rstrip(" .!")
-        return statement_values(said) or None  # its formulas, or the math of each part between "or"/"and"
-    if not _CONCLUSION.match(sentence):
-        return None
-    said = sentence.rstrip(" .!")
-    values = math_spans(said) or [said[start:end].strip() for _, start, end in number_spans(said)]
-    return values or None
-
-
-_RETRACTION = re.compile(
+_RETRACTION = re.compile(  # a check ("double-check", "verify") revises nothing
     r"\b(?:wait|hmm+|oops|actually|correction|on second thought|hold on|mistake|wrong|incorrect|error"
-    r"|re-?check|re-?consider|re-?evaluate|re-?examine|double-check|re-?calculate|redo|recompute)\b",
+    r"|re-?consider|re-?evaluate|re-?examine|re-?calculate|redo|recompute)\b",
     re.IGNORECASE,
 )
+
+
+def revision_after(text: str, last_answer: int) -> int | None:
+    """Where a revision after the last stated answer begins ("... is 7. Actually it's 8."), or ``None``.
+
+    >>> text = "**Final answer:** 7. Actually it's 8."
+    >>> text[revision_after(text, 2):], revision_after("It is 7. Thanks!", 6)
+    ("Actually it's 8.", None)
+    """
+    marker = None
+    for found in _RETRACTION.finditer(text, last_answer + 1):
+        marker = found
+    return None if marker is None else marker.start()
 
 
 def revision_start(text: str, first_answer: int, last_answer: int) -> int:
@@ -265,6 +325,8 @@ def revision_start(text: str, first_answer: int, last_answer: int) -> int:
 _TEXT_WORDS = re.compile(r"\\(?:text\w{0,6}|mbox|mathrm)\s{0,5}\{([^{}]{0,200})\}")
 _SEPARATOR = re.compile(
     r"\\\\|\\[hv]space\*?\s{0,5}\{[^{}]{0,40}\}|\\q?quad\b|\\mid\b|\\text\s{0,5}\{\s{0,5}\}|(?<![\w\\])or(?!\w)"
+    r"|\\(?:Rightarrow|implies|Longrightarrow|lor|vee|cr|enspace)(?![a-zA-Z])"
+    r"|(?<=\d)\s{0,3}(?:~|\\to(?![a-zA-Z])|\\approx(?![a-zA-Z]))\s{0,3}(?=-?\d)"  # "18~20"; "12~cm" is 12 cm
 )
 _ENVIRONMENT = re.compile(r"\\begin\{(\w{1,20}\*?)\}.{0,2000}?\\end\{\1\}", re.DOTALL)
 _PLACED = re.compile(r"\x00(\d+)\x00")

@@ -124,9 +124,17 @@ def _pattern(containers: tuple[Container, ...]) -> tuple[re.Pattern[str], dict[s
     if cached is None:
         markers = {c.opening.lower(): (c.name, False) for c in containers}
         markers.update({c.closing.lower(): (c.name, True) for c in containers})
-        alternatives = "|".join(re.escape(m) for m in sorted(markers, key=len, reverse=True))
+        alternatives = "|".join(_marker_pattern(m) for m in sorted(markers, key=len, reverse=True))
         cached = _PATTERNS[containers] = (re.compile(alternatives, re.IGNORECASE), markers)
     return cached
+
+
+def _marker_pattern(marker: str) -> str:
+    """A marker as a pattern: a tag may have spaces inside its brackets (``<answer >``, ``</ answer>``)."""
+    tag = re.fullmatch(r"<(/?)([^<>\s]{1,60})>", marker)
+    if tag is None:
+        return re.escape(marker)
+    return rf"<[ \t]{{0,3}}{tag.group(1)}[ \t]{{0,3}}{re.escape(tag.group(2))}[ \t]{{0,3}}>"
 
 
 def iter_markers(text: str, containers: tuple[Container, ...]) -> Iterator[Tag]:
@@ -134,12 +142,14 @@ def iter_markers(text: str, containers: tuple[Container, ...]) -> Iterator[Tag]:
 
     >>> [(t.name, t.closing) for t in iter_markers("<start_w>a<END_W>", (container("<start_w>"),))]
     [('start_w', False), ('start_w', True)]
+    >>> [(t.name, t.closing) for t in iter_markers("<answer >5</ answer>", (container("answer"),))]
+    [('answer', False), ('answer', True)]
     """
     pattern, markers = _pattern(containers)
     for match in pattern.finditer(text):
-        found = markers.get(match.group(0).lower())
+        found = markers.get(re.sub(r"[ \t]", "", match.group(0)).lower())
         if found is None:  # a case-insensitive match whose lower-case form differs (rare Unicode folds)
-            found = next(v for k, v in markers.items() if re.fullmatch(re.escape(k), match.group(0), re.IGNORECASE))
+            found = next(v for k, v in markers.items() if re.fullmatch(_marker_pattern(k), match.group(0), re.I))
         yield Tag(found[0], found[1], match.start(), match.end())
 
 

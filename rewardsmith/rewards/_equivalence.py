@@ -7,6 +7,8 @@ r"""Answer forms compared before math-verify: choice letters, inequalities as in
 * :func:`list_parts`: a bare list ``2, 3, 4`` keeps its order (a sequence or
   tuple), unless the prompt asks for all solutions or values (then it is a
   set, as ``\{...\}`` always is);
+* :func:`renamed_variable`: ``f(y) = 1`` is ``f(x) = 1`` when the reference
+  names the variable ``x`` (a function's argument is a dummy);
 * :func:`without_unit`: ``12cm``, ``5 \text{ inches}``, ``45 degrees``: the
   number, when a common unit follows it.
 """
@@ -14,21 +16,40 @@ r"""Answer forms compared before math-verify: choice letters, inequalities as in
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
-__all__ = ["choice_letters", "interval_form", "list_parts", "ordered_prompt", "without_unit"]
+__all__ = [
+    "choice_letters",
+    "interval_form",
+    "list_parts",
+    "multiplied",
+    "ordered_prompt",
+    "renamed_variable",
+    "unit_of",
+    "without_thousands",
+    "without_unit",
+]
 
 _CHOICE_WRAP = re.compile(r"\\(?:text\w{0,6}|mathrm|mbox)\s{0,5}\{([^{}]{0,40})\}")
 _CHOICES = re.compile(r"\(?([A-H])\)?(?:\s{0,3},\s{0,3}\(?([A-H])\)?){0,7}")
 
 
-def choice_letters(text: str) -> frozenset[str] | None:
+_TOGETHER = re.compile(r"[A-H]{2,8}")
+
+
+def choice_letters(text: str, together: bool = False) -> frozenset[str] | None:
     r"""The multiple-choice letters an answer names (``\text{(B)}``, ``(B)``, ``A,D``), or ``None``.
+
+    With ``together``, letters written as one word (``AD``) are letters too
+    (only where the reference names several choices: ``AD`` is also a segment).
 
     >>> choice_letters(r"\text{A,D}") == choice_letters("D, A"), choice_letters(r"\text{(B)}"), choice_letters("x")
     (True, frozenset({'B'}), None)
+    >>> choice_letters("AD"), choice_letters("AD", together=True) == choice_letters("A, D")
+    (None, True)
     """
     bare = _CHOICE_WRAP.sub(r"\1", text).replace("$", "").replace("\\", "").strip().rstrip(".")
-    if len(bare) > 60 or _CHOICES.fullmatch(bare) is None:
+    if len(bare) > 60 or (_CHOICES.fullmatch(bare) is None and not (together and _TOGETHER.fullmatch(bare))):
         return None
     return frozenset(re.findall(r"[A-H]", bare))
 
@@ -39,12 +60,28 @@ _BETWEEN = re.compile(
 )
 
 
+_REVERSED = re.compile(r"^\s*([^<>=a-zA-Z]{1,100}?)\s*(<|>|\\le(?:q|qslant)?|\\ge(?:q|qslant)?)\s*([a-zA-Z])\s*$")
+_FLIPPED = {"<": ">", ">": "<"}
+
+
+def _flipped(relation: str) -> str:
+    if relation in _FLIPPED:
+        return _FLIPPED[relation]
+    return relation.replace("\\le", "\\ge", 1) if relation.startswith("\\le") else relation.replace("\\ge", "\\le", 1)
+
+
 def interval_form(text: str) -> str | None:
     r"""The interval an inequality in one variable describes (``k < -5`` is ``(-\infty, -5)``), or ``None``.
 
     >>> interval_form("k < -5"), interval_form(r"x \ge 2"), interval_form(r"-1 < x \le 3"), interval_form("x+1")
     ('(-\\infty, -5)', '[2, \\infty)', '(-1, 3]', None)
+    >>> interval_form("3 < x"), interval_form(r"-5 \ge k")
+    ('(3, \\infty)', '(-\\infty, -5]')
     """
+    reversed_ = _REVERSED.match(text)
+    if reversed_:  # 3 < x is x > 3
+        bound, relation, variable = reversed_.groups()
+        text = f"{variable} {_flipped(relation)} {bound.strip()}"
     match = _INEQUALITY.match(text)
     if match:
         _, relation, bound = match.groups()
@@ -59,20 +96,37 @@ def interval_form(text: str) -> str | None:
     return None
 
 
-_THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|,\\!|,)(?=\d{3}(?!\d))")
+_THOUSANDS = re.compile(r"(?<![\d,.])\d{1,3}(?:(?:\{,\}|,\\!|,)\d{3})+(?![\d.]|,\d|\{,\}|,\\!)")
+_SEPARATORS = re.compile(r"\{,\}|,\\!|,")
+
+
+def without_thousands(text: str) -> str:
+    r"""``text`` with the separators of numbers written in thousands (``10{,}000``, ``1,000,000``) taken out.
+
+    Only a number whose groups are all three digits is one: ``1,7,103`` is a
+    list, and so is ``32, 349`` (a space after the comma).
+
+    >>> without_thousands("10{,}000"), without_thousands("1,000,000 and 2,5"), without_thousands("(1,7,103)")
+    ('10000', '1000000 and 2,5', '(1,7,103)')
+    >>> without_thousands("32, 349"), without_thousands("3.141,592")
+    ('32, 349', '3.141,592')
+    """
+    return _THOUSANDS.sub(lambda m: _SEPARATORS.sub("", m.group(0)), text)
 
 
 def list_parts(text: str) -> list[str]:
     r"""The parts of a bare comma-separated list (``2, 3, 4``), or ``[]`` for anything else.
 
     Bracketed tuples, intervals and sets are not bare lists (math-verify
-    compares them itself); thousands separators do not separate.
+    compares them itself), but a list of them is; thousands separators do not separate.
 
     >>> list_parts("2, 4, 3"), list_parts("10,000"), list_parts("(1, 2)"), list_parts(r"\{1, 2\}")
     (['2', '4', '3'], [], [], [])
+    >>> list_parts("(1, 2), (3, 4)"), list_parts(r"\left( 1, 2 \right)")
+    (['(1, 2)', '(3, 4)'], [])
     """
-    text = _THOUSANDS.sub("", text.strip())
-    if not text or text[0] in "([{" or text.startswith(("\\left", "\\{", "\\begin")) or "\\cup" in text:
+    text = without_thousands(text.strip())
+    if not text or text.startswith("\\begin") or "\\cup" in text:
         return []
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
@@ -85,7 +139,10 @@ def list_parts(text: str) -> list[str]:
 
 
 _UNORDERED = re.compile(
-    r"\ball\b[^.?]{0,80}\b(?:solutions|values|roots|zeros|numbers|possibilities|answers|integers|points)\b"
+    r"\b(?:all|possible)\b[^.?]{0,80}\b(?:solutions|values|roots|zeros|numbers|possibilities|answers|integers|points"
+    r"|functions|pairs|triples|tuples|lists|sequences)\b"
+    r"|\bthe\s{1,3}(?:real\s{1,3})?(?:solutions|values|roots|zeros)\s{1,3}of\s{1,3}\$?[a-z]\$?"
+    r"\s{1,3}(?:for\s{1,3}which|such\s{1,3}that|that|satisfying)"
     r"|separated by commas",
     re.IGNORECASE,
 )
@@ -96,18 +153,62 @@ def ordered_prompt(prompt: str | None) -> bool:
 
     >>> ordered_prompt("Find all real solutions, separated by commas.")
     False
+    >>> ordered_prompt("Determine the values of $x$ for which $f(x)=g(x)$."), ordered_prompt("the possible values of x")
+    (False, False)
     >>> ordered_prompt("Find p and q."), ordered_prompt(None)
     (True, True)
     """
     return not (prompt and _UNORDERED.search(prompt))
 
 
+_UNITS = {
+    "cm": "cm centimeter centimeters centimetre centimetres",
+    "mm": "mm millimeter millimeters",
+    "km": "km kilometer kilometers kilometre kilometres",
+    "m": "m meter meters metre metres",
+    "in": "in inch inches",
+    "ft": "ft feet foot",
+    "yd": "yd yard yards",
+    "mi": "mile miles",
+    "kg": "kg kilogram kilograms",
+    "g": "g gram grams",
+    "mg": "mg milligram milligrams",
+    "lb": "lb lbs pound pounds",
+    "oz": "oz ounce ounces",
+    "s": "s sec second seconds",
+    "min": "min minute minutes",
+    "h": "h hr hrs hour hours",
+    "day": "day days",
+    "week": "week weeks",
+    "year": "year years",
+    "unit": "unit units",
+    "degree": "degree degrees deg ° ^\\circ ^{\\circ}",
+    "radian": "rad radian radians",
+    "dollar": "dollar dollars",
+    "cent": "cent cents",
+    "L": "L liter liters litre litres",
+    "mL": "mL ml milliliter milliliters",
+    "mph": "mph",
+}
+_UNIT_OF = {spelling: unit for unit, spellings in _UNITS.items() for spelling in spellings.split()}
 _UNIT = re.compile(
     r"^(-?\d+(?:\.\d+)?)\s{0,3}(?:\\(?:text|mbox|mathrm)\s{0,3}\{\s{0,3})?"
-    r"(?:cm|mm|km|m|in|inch|inches|ft|feet|foot|yd|yards?|miles?|kg|g|mg|lb|lbs|pounds?|oz|ounces?|s|sec|seconds?"
-    r"|min|minutes?|h|hr|hours?|days?|weeks?|years?|units?|degrees?|dollars?|cents?|meters?|liters?|L|mL|ml|mph)"
-    r"(?:\^\{?[23]\}?)?\s{0,3}\}?(?:\^\{?[23]\}?)?$"
+    r"(" + "|".join(re.escape(u) for u in sorted(_UNIT_OF, key=len, reverse=True)) + r")"
+    r"((?:\^\{?[23]\}?)?)\s{0,3}\}?((?:\^\{?[23]\}?)?)$"
 )
+
+
+def unit_of(answer: str) -> tuple[str, str] | None:
+    r"""A number with a common unit after it, as the number and the unit's one name (``None`` for anything else).
+
+    >>> unit_of("12cm"), unit_of(r"5 \text{ inches}"), unit_of(r"45^\circ"), unit_of("3x"), unit_of("7")
+    (('12', 'cm'), ('5', 'in'), ('45', 'degree'), None, None)
+    """
+    match = _UNIT.match(answer.strip()) if len(answer) < 60 else None
+    if match is None:
+        return None
+    number, unit, power, outer_power = match.groups()
+    return number, _UNIT_OF[unit] + (power or outer_power).replace("{", "").replace("}", "")
 
 
 def without_unit(answer: str) -> str:
@@ -116,5 +217,46 @@ def without_unit(answer: str) -> str:
     >>> without_unit("12cm"), without_unit(r"5 \text{ inches}"), without_unit("4mm"), without_unit("3x")
     ('12', '5', '4', '3x')
     """
-    match = _UNIT.match(answer) if len(answer) < 60 else None
-    return match.group(1) if match else answer
+    found = unit_of(answer)
+    return found[0] if found else answer
+
+
+_MULTIPLIER = re.compile(
+    r"^(?:\\?\$)?\s{0,3}(-?\d+(?:\.\d+)?)\s{0,3}(?:\\(?:text|mbox|mathrm)\s{0,3}\{\s{0,3})?"
+    r"(k|K|thousand|M|million|billion|bn|dozen)\s{0,3}\}?$"
+)
+_FACTORS = {"k": 1000, "K": 1000, "thousand": 1000, "M": 10**6, "million": 10**6, "billion": 10**9, "bn": 10**9}
+
+
+def multiplied(answer: str) -> str:
+    r"""A number with a multiplier after it (``20k``, ``\$1.5M``, ``3 \text{ million}``, ``5 dozen``) as its value.
+
+    >>> multiplied("20k"), multiplied(r"\$1.5M"), multiplied(r"3 \text{ thousand}"), multiplied("5 dozen")
+    ('20000', '1500000', '3000', '60')
+    """
+    match = _MULTIPLIER.match(answer.strip()) if len(answer) < 60 else None
+    if match is None:
+        return answer
+    value = Fraction(match.group(1)) * _FACTORS.get(match.group(2), 12)
+    return str(value.numerator) if value.denominator == 1 else str(float(value))
+
+
+_DEFINITION = re.compile(r"^\s*([a-zA-Z])\s*\(\s*([a-zA-Z])\s*\)\s*=(.{1,500})$", re.DOTALL)
+
+
+def renamed_variable(gold: str, predicted: str) -> str:
+    r"""``predicted``, a function defined in another variable than the reference's, in the reference's variable.
+
+    >>> renamed_variable("f(x)=1", "f(y) = 1"), renamed_variable("f(z)=z", "f(n) = n")
+    ('f(x)= 1', 'f(z)= z')
+    >>> renamed_variable("x", "f(n) = n"), renamed_variable("f(x)=x", "f(t) = x + t")
+    ('f(n) = n', 'f(t) = x + t')
+    """
+    g, p = _DEFINITION.match(gold), _DEFINITION.match(predicted)
+    if not g or not p or g.group(1) != p.group(1) or g.group(2) == p.group(2):
+        return predicted
+    old, new = p.group(2), g.group(2)
+    if re.search(rf"(?<![\\a-zA-Z]){new}(?![a-zA-Z])", p.group(3)):
+        return predicted  # the reference's variable already means something else there
+    body = re.sub(rf"(?<![\\a-zA-Z]){old}(?![a-zA-Z])", new, p.group(3))
+    return f"{p.group(1)}({new})={body}"

@@ -1,6 +1,6 @@
 """Deciding whether two math answers are equal: exact checks first, math-verify for the rest, both cached.
 
-The half of ``math_accuracy`` that compares (its other half, in :mod:`rewardsmith.rewards.math`, finds the
+The half of ``math_accuracy`` that compares (its other half, in :mod:`rewardsmith.rewards._math_answers`, finds the
 final answer). Identical answers and plain rationals are decided exactly without sympy; answers that cannot be
 equal for a cheap reason (astronomically large values, overlong answers, malformed repeating decimals) are
 decided at once; everything else goes to math-verify, whose parses and decisions are kept in small LRU caches
@@ -18,7 +18,15 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from rewardsmith.rewards._equivalence import choice_letters, interval_form, list_parts
+from rewardsmith.rewards._equivalence import (
+    choice_letters,
+    interval_form,
+    list_parts,
+    multiplied,
+    renamed_variable,
+    unit_of,
+    without_thousands,
+)
 from rewardsmith.rewards._latex import blow_up, has_repeat_notation, repeating_decimal
 
 _CACHE_SIZE = 4096
@@ -60,10 +68,7 @@ _DECIDED: _LRU = _LRU()
 _DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 
 
-_SPACING = re.compile(r"\\[,;:! ]|\\left|\\right|\s+")
-
-
-_THOUSANDS = re.compile(r"(?<=\d)(?:\{,\}|,)(?=\d{3}(?!\d))")
+_SPACING = re.compile(r"(?<!\\)\\[,;:! ]|\\left|\\right|\s+")  # ``\\ `` is a line break, not ``\ `` spacing
 
 
 _PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -89,8 +94,8 @@ def strip_delimiters(text: str) -> str:
 
 def normal_form(text: str) -> str:
     """A spelling-insensitive form for the identical-answer check (meaning-preserving edits only)."""
-    text = _SPACING.sub("", text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac"))
-    return _THOUSANDS.sub("", text.replace("\\$", ""))
+    text = without_thousands(text.replace("\\$", ""))  # before spacing goes: ``32, 349`` is a list
+    return _SPACING.sub("", text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac"))
 
 
 def rational(text: str) -> Fraction | None:
@@ -263,16 +268,33 @@ VARIABLE = re.compile(r"^\s*[A-Za-z](?:_\{?\w{1,5}\}?)?\s*=\s*")
 _RELATIONS = ("<", ">", "\\le", "\\ge", "\\ne", "\\approx")
 
 
+#: A reference's outer brackets as written, and as a joined list of the answer's parts is written.
+_BRACKETS = (
+    ("\\left(", "\\right)", "(", ")"),
+    ("(", ")", "(", ")"),
+    ("\\{", "\\}", "\\{", "\\}"),
+    ("{", "}", "\\{", "\\}"),
+)
+
+
 def parts_of(gold: str) -> tuple[list[str], str, str]:
     r"""The parts of a reference that lists several values (``3, 5`` or the tuple ``(3, 5)``), and its brackets.
 
     >>> parts_of("3, 5"), parts_of(r"\left( 3, 4 \right)"), parts_of("7")
     ((['3', '5'], '', ''), (['3', '4'], '(', ')'), ([], '', ''))
+    >>> parts_of("(1, 2), (3, 4)"), parts_of("{1,2,3}")
+    ((['(1, 2)', '(3, 4)'], '', ''), (['1', '2', '3'], '\\{', '\\}'))
     """
     text = gold.strip()
-    for opening, closing in (("\\left(", "\\right)"), ("(", ")")):
-        if text.startswith(opening) and text.endswith(closing):
-            return list_parts(text[len(opening) : len(text) - len(closing)]), "(", ")"
+    brackets = (
+        ("\\left(", "\\right)", "(", ")"),
+        ("(", ")", "(", ")"),
+        ("\\{", "\\}", "\\{", "\\}"),
+        ("{", "}", "\\{", "\\}"),
+    )
+    for opening, closing, written_open, written_close in brackets:
+        if text.startswith(opening) and text.endswith(closing) and len(list_parts(text)) < 2:
+            return list_parts(text[len(opening) : len(text) - len(closing)]), written_open, written_close
     return list_parts(text), "", ""
 
 
@@ -308,15 +330,26 @@ def compare(
     gold: str, gold_value: Any, predicted: str, ordered: bool, allow_sympy: bool, timeout: int | None
 ) -> tuple[bool, str] | None:
     """Whether ``predicted`` states ``gold``, and how that was decided (``None``: needs sympy, not allowed)."""
+    predicted = renamed_variable(gold, predicted)
+    g_choice = choice_letters(gold)
+    p_choice = choice_letters(predicted, together=bool(g_choice and len(g_choice) > 1))
+    if g_choice and p_choice:  # letters are a set: "D, A" and "AD" name choices A and D
+        return g_choice == p_choice, "choice letters"
     g_parts, p_parts = list_parts(gold), list_parts(predicted)
+    if not (ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts)):
+        gold, predicted = multiplied(gold), multiplied(predicted)
+        g_unit, p_unit = unit_of(gold), unit_of(predicted)
+        if g_unit and p_unit and g_unit[1] != p_unit[1]:
+            return False, f"different units ({p_unit[1]}, the reference's {g_unit[1]})"
+        if p_unit:
+            predicted = p_unit[0]
+        if g_unit and (p_unit or rational(predicted) is not None):  # 45 against 45^\circ; a formula keeps it
+            gold, gold_value = g_unit[0], None
     if ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts):
         verdicts = [compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(g_parts, p_parts)]
         if any(v is None for v in verdicts):
             return None
         return all(v[0] for v in verdicts if v), "compared in order, part by part"
-    g_choice, p_choice = choice_letters(gold), choice_letters(predicted)
-    if g_choice and p_choice:
-        return g_choice == p_choice, "choice letters"
     as_interval = interval_form(predicted)
     if as_interval and ("\\infty" in gold or gold[:1] in "([") and interval_form(gold) is None:
         predicted = as_interval

@@ -486,12 +486,17 @@ def parse_number(text: str) -> Fraction | None:
     Fraction(18, 1)
     >>> parse_number("18 or 19") is None, parse_number("x = 18 = 20") is None, parse_number("3 * 6 = 18 = 18.0")
     (True, True, Fraction(18, 1))
+    >>> parse_number("20 = 18 + 2")
+    Fraction(20, 1)
     """
     text = clean_latex(text)
     if "=" in text:
         sides = text.split("=")
-        if len({v for side in sides if (v := _single_number(side)) is not None}) > 1:
+        singles = {v for side in sides if (v := _single_number(side)) is not None}
+        if len(singles) > 1:
             return None  # 18 = 20: two different values
+        if singles and _single_number(sides[-1]) is None:
+            return singles.pop()  # 20 = 18 + 2: the working after the value
         text = sides[-1]
     values = {value for value, _, _ in iter_numbers(text)}
     if len(values) != 1:

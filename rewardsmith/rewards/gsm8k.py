@@ -38,7 +38,15 @@ from rewardsmith.core.injection import Column, Input
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._answers import ANSWER_PHRASE, PHRASE_WORDS, answer_statements, final_part
+from rewardsmith.rewards._answers import (
+    ANSWER_PHRASE,
+    PHRASE_WORDS,
+    answer_statements,
+    before_end_of_turn,
+    final_part,
+    stated_value,
+)
+from rewardsmith.rewards._closing import OFFERS, closing_sentence, closing_statement
 from rewardsmith.rewards._containers import (
     Container,
     blocks,
@@ -47,6 +55,7 @@ from rewardsmith.rewards._containers import (
     final_part_after,
 )
 from rewardsmith.rewards._latex import is_placeholder
+from rewardsmith.rewards._rejections import rejected_values, without_negation, without_working
 from rewardsmith.rewards._text import (
     MAX_ANSWERS,
     boxed_contents,
@@ -63,7 +72,8 @@ __all__ = ["GSM8KAccuracy", "extract_numeric_answer", "parse_reference_number"]
 
 # Every quantifier that can meet a failure is bounded, so that no run of white space is scanned from many
 # starts (``(?:^|\n)\s*A`` over a run of newlines is quadratic).
-_HASHES = re.compile(r"####\s{0,20}([^\n]*)")
+# ``#### 18`` states an answer; ``#### Total Area`` (a word after the hashes) is a Markdown heading.
+_HASHES = re.compile(r"(?<!#)####(?!#)[ \t]{0,20}(?![ \t]|[A-Za-z]{2})([^\n]*)")
 _PHRASE_WORDS = (*PHRASE_WORDS, ":")
 _PHRASES = re.compile(rf"{ANSWER_PHRASE.pattern}|(?:^|(?<=\n))[ \t]{{0,20}}A[ \t]{{0,20}}:", re.IGNORECASE)
 
@@ -111,7 +121,7 @@ def extract_numeric_answer(
     (None, 'hedged: the answer phrase states several numbers')
     """
     answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
-    completion = visible_text(completion)
+    completion = before_end_of_turn(visible_text(completion))
     if think_tag is not None:
         completion = final_part_after(
             completion, think_tag if isinstance(think_tag, Container) else container(think_tag)
@@ -127,14 +137,17 @@ def extract_numeric_answer(
     marked += [(answer_box.opening, b) for b in found[: MAX_ANSWERS + 1]]
     if len(marked) > MAX_ANSWERS:
         return None, f"more than {MAX_ANSWERS} stated answers"
+    rejected = {v for v in map(parse_number, rejected_values(completion)) if v is not None}
     if marked:
         values = []
         for marker, content in marked:
-            value = parse_number(content)
+            value = parse_number(without_working(without_negation(content)))
             if value is None:
                 return None, f"no single number in the {marker} answer"
             values.append(value)
-        distinct = sorted(set(values))
+        distinct = sorted(set(values) - rejected)
+        if not distinct:
+            return None, "every stated answer is rejected in the text"
         if len(distinct) > 1:
             return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
         return distinct[0], marked[0][0]
@@ -142,22 +155,35 @@ def extract_numeric_answer(
     if statements is None:
         return None, f"more than {MAX_ANSWERS} answer statements"
     # every statement of one number is an answer; a statement of several numbers is hedging if it is the last
-    values = [parse_number(said) for said in statements]
-    stated = {value for value in values if value is not None}
+    statements = [stated_value(said) for said in statements]
+    values = [parse_number(without_working(without_negation(said))) for said in statements]
+    stated = {value for value in values if value is not None} - rejected
     if statements and values[-1] is None and any(True for _ in iter_numbers(statements[-1])):
         return None, "hedged: the answer phrase states several numbers"
     if len(stated) > 1:
         return None, "hedged: the answer phrases state " + ", ".join(format_number(v) for v in sorted(stated))
     if stated:
         return stated.pop(), "answer phrase"
+    sentence = closing_sentence(completion)
+    if sentence and OFFERS.search(sentence):  # "So it is 18, possibly 20.": read as math_accuracy reads it
+        offered = {v for v in map(parse_number, closing_statement(completion) or []) if v is not None}
+        if len(offered) > 1:
+            return None, "hedged: the closing sentence offers " + ", ".join(format_number(v) for v in sorted(offered))
     if fallback_last_number:
-        return _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
+        last, where = _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
+        if last is not None and last in rejected:  # "So she has 20 apples, not 18.": the sentence's other value
+            kept = {v for v in map(parse_number, closing_statement(completion) or []) if v is not None} - rejected
+            return (kept.pop(), "closing statement") if len(kept) == 1 else (None, "the last number is rejected")
+        return last, where
     return None, "no answer found"
 
 
 _PHANTOMS = re.compile(r"\\[hv]?phantom\s{0,5}\{[^{}]{0,200}\}")
 # What may stand between two numbers of a list: a comma, semicolon, slash or bar, "or"/"and", or nothing but space.
-_LIST_GAP = re.compile(r"\$?[ \t]{0,8}(?:[,;/|][ \t]{0,8})?(?:(?:or|and)[ \t]{1,8})?", re.IGNORECASE)
+_LIST_GAP = re.compile(
+    r"\$?[ \t]{0,8}(?:[,;/|(][ \t]{0,8})?(?:(?:or|and|to)[ \t]{1,8})?(?:(?:perhaps|possibly|maybe)[ \t]{1,8})?\$?",
+    re.IGNORECASE,
+)
 # A line that is one item of a list: a bullet, number or letter, a short label with "=" or ":", or a table row, then
 # one number (a unit may follow).
 _ITEM_PREFIX = re.compile(

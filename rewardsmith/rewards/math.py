@@ -56,26 +56,13 @@ from rewardsmith.core.inputs import Batch
 from rewardsmith.core.registry import register_reward
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
-from rewardsmith.rewards._answers import (
-    alternatives,
-    answer_statements,
-    closing_statement,
-    final_part,
-    math_spans,
-    statement_values,
-    without_emphasis,
-)
+from rewardsmith.rewards._answers import alternatives, math_spans
 from rewardsmith.rewards._containers import (
-    Container,
-    blocks,
     check_answer_settings,
-    container,
-    final_part_after,
-    find_markers,
-    last_end,
 )
-from rewardsmith.rewards._equivalence import ordered_prompt, without_unit
-from rewardsmith.rewards._latex import is_placeholder, is_prose
+from rewardsmith.rewards._equivalence import multiplied, ordered_prompt, without_unit
+from rewardsmith.rewards._latex import is_prose
+from rewardsmith.rewards._math_answers import final_math_answers, read_final_answers
 from rewardsmith.rewards._mathcheck import (
     VARIABLE,
     WARM_UP,
@@ -83,7 +70,6 @@ from rewardsmith.rewards._mathcheck import (
     clear_caches,
     compare,
     hedge_reason,
-    normal_form,
     parse_latex,
     parts_of,
     rational,
@@ -91,13 +77,12 @@ from rewardsmith.rewards._mathcheck import (
     strip_delimiters,
 )
 from rewardsmith.rewards._text import (
-    MAX_ANSWERS,
     boxed_contents,
     visible_text,
 )
 from rewardsmith.rewards.reasoning import after_reasoning
 
-__all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "reference_latex"]
+__all__ = ["MathAccuracy", "clear_caches", "final_math_answers", "read_final_answers", "reference_latex"]
 
 
 def reference_latex(gold: Any) -> str | None:
@@ -107,8 +92,8 @@ def reference_latex(gold: Any) -> str | None:
     '7\\pi'
     >>> reference_latex(" $10{,}000$ ")
     '10{,}000'
-    >>> reference_latex(None) is None
-    True
+    >>> reference_latex(None) is None, reference_latex(r"$\boxed{1}$ and $\boxed{4}$")
+    (True, '1, 4')
     """
     if gold is None:
         return None
@@ -116,131 +101,32 @@ def reference_latex(gold: Any) -> str | None:
     if "####" in text:
         text = text.rsplit("####", 1)[1]
     boxed = boxed_contents(text)
+    if len(boxed) > 1 and _listed(text, boxed):
+        return ", ".join(strip_delimiters(b) for b in boxed)  # "\boxed{1} and \boxed{4}": both are the answer
     if boxed:
         text = boxed[-1]
-    text = strip_delimiters(text)
+    elif _FORMULA_LIST.fullmatch(text.strip()):
+        text = ", ".join(math_spans(text))
+    text = _AND.sub(", ", strip_delimiters(text))  # "6 \text{ and } 8" lists two values
     return text or None
 
 
-def final_math_answers(
-    completion: str,
-    prompt: str | None = None,
-    answer_tag: str | Sequence[str] | Container = "answer",
-    think_tag: str | Sequence[str] | Container | None = "think",
-) -> tuple[list[str] | None, str]:
-    r"""The final answers a completion states, and where they were found (``None`` when malformed).
-
-    Blanks to fill in (``\boxed{}``, ``\boxed{\phantom{2}}``, ``\square``) are
-    not answers, and neither is a box that restates one of the ``prompt``'s,
-    unless the completion states nothing else. One stated answer that offers
-    alternatives (``18 \text{ or } 20``) counts as each of them.
-
-    >>> final_math_answers(r"<think>maybe \boxed{5}</think> so it is \boxed{6}.")
-    (['6'], '\\boxed')
-    >>> final_math_answers("<answer>$\\frac{1}{2}$</answer>")
-    (['\\frac{1}{2}'], '<answer>')
-    >>> final_math_answers("I think 42 is involved")
-    ([], 'no final answer (no \\boxed{}, <answer>, answer statement or closing statement)')
-    >>> asked = r"What goes in $\boxed{\phantom{2}} + 3 = 5$?"
-    >>> final_math_answers(r"We fill $\boxed{\phantom{2}} + 3 = 5$: it is $\boxed{2}$.", prompt=asked)
-    (['2'], '\\boxed')
-    >>> final_math_answers("Final Answer: The final answer is $5$. I hope it is correct.")
-    (['5'], 'answer phrase')
-    >>> final_math_answers(r"So it is $\boxed{17}$. Wait, that's wrong: it is $\boxed{18}$.")
-    (['18'], '\\boxed')
-    """
-    answer_box = answer_tag if isinstance(answer_tag, Container) else container(answer_tag, "answer_tag")
-    segment = visible_text(completion)
-    if think_tag is not None:
-        segment = final_part_after(segment, think_tag if isinstance(think_tag, Container) else container(think_tag))
-    segment = final_part(segment, ("\\boxed", "\\fbox", answer_box.opening))
-    found = _marked_answers(segment, answer_box)
-    if found is None or isinstance(found, str):
-        return None, found or "malformed"
-    answers, where = found
-    answers = _real_answers([strip_delimiters(a) for a in answers], prompt)
-    if not answers:
-        statements = answer_statements(segment)
-        if statements is None:
-            return None, f"more than {MAX_ANSWERS} answer statements"
-        # the last statement is the answer; an earlier one counts too unless it is prose ("answer: we first ...")
-        stated = [a for a in statements[:-1] if not is_prose(a)] + statements[-1:]
-        answers = [v for a in stated for v in statement_values(a)]
-        answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
-        where = "answer phrase"
-    if not answers:
-        answers, where = closing_statement(segment) or [], "closing statement"
-    if not answers:
-        return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)"
-    answers = [without_unit(strip_delimiters(alt)) for a in answers for alt in alternatives(a)]
-    return [a for a in answers if a and a not in _BARE_DELIMITERS], where
+#: What joins the boxes of one answer in several parts (``\boxed{1} and \boxed{4}``, ``$\boxed{1}$, $\boxed{4}$``).
+_BOX_LIST = re.compile(r"(?:\s{0,5}(?:\$|\\[()])?\s{0,5}(?:,|;|and|,\s{0,5}and)?\s{0,5}(?:\$|\\[()])?\s{0,5}\x00)+")
+#: A reference offering alternatives says "or" (``1/2 \text{ or } 1``); "and" joins the parts of one answer.
+_OFFERED = re.compile(r"(?<![\w\\])or(?!\w)")
+#: Formulas joined by "and" or commas in a reference (``$1$ and $2$ and $3$``) are one list.
+_FORMULA_LIST = re.compile(r"\$([^$]{1,200})\$((?:\s{0,5}(?:,|and|,\s{0,5}and)\s{1,5}\$[^$]{1,200}\$){1,20})")
+_AND = re.compile(r"\s{0,5}\\text\s{0,3}\{\s{0,5}and\s{0,5}\}\s{0,5}")
 
 
-#: A delimiter alone (``we get: \\[`` with the formula on the next lines) states nothing.
-_BARE_DELIMITERS = frozenset(("\\[", "\\(", "\\]", "\\)", "$", "$$"))
-
-
-def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str | None:
-    """The answers in ``<answer>`` blocks and boxes (every box counts: two boxes in one block are two answers)."""
-    found = blocks(segment, box, limit=MAX_ANSWERS)
-    if found is None:
-        return f"unbalanced {box.opening} {box.closing} markers"
-    answers: list[str] = []
-    where = ""
-    if found:
-        where = box.opening
-        for block in found[: MAX_ANSWERS + 1]:
-            boxed = boxed_contents(block, limit=MAX_ANSWERS)
-            answers += [v for b in boxed for v in _box_values(b)] or _block_values(block)
-        first = find_markers(segment, (box,), limit=0)[0].start
-        outside = segment[:first] + segment[last_end(segment, box, closing=True) or len(segment) :]
-        answers += boxed_contents(outside, limit=MAX_ANSWERS)
-    else:
-        answers = boxed_contents(segment, limit=MAX_ANSWERS)
-        where = "\\boxed" if answers else ""
-    if len(answers) <= MAX_ANSWERS:
-        answers = [v for a in answers for v in _box_values(a)]
-    if len(answers) > MAX_ANSWERS:
-        return f"more than {MAX_ANSWERS} stated answers"
-    return answers, where
-
-
-_WORDS = re.compile(r"[A-Za-z]{2,}")
-_MATH_OUTSIDE = re.compile(
-    r"\$\$(?:\\.|[^$\\]){0,2000}\$\$|\$(?:\\.|[^$\\]){0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL
-)
-
-
-def _box_values(content: str) -> list[str]:
-    """A box's answer: as written, unless it holds formulas inside prose (a question copied into a box)."""
-    return _block_values(content) if "$" in content or "\\(" in content else [content]
-
-
-def _block_values(block: str) -> list[str]:
-    """What an answer block without a box states: its formulas, or its text (a statement inside it is read as one)."""
-    statements = answer_statements(block)
-    if statements:
-        return [v for s in statements for v in statement_values(s)]
-    text = without_emphasis(block.strip())
-    spans = math_spans(text)
-    if not spans:
-        return statement_values(text)  # "5 apples", "18 or 20", "Evelyn"
-    first = _MATH_OUTSIDE.search(text)
-    before = text[: first.start()] if first else text
-    if not _WORDS.search(before) and len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
-        return spans  # formulas, a word or two after them ("(simplified)"); never an instruction before them
-    # prose with formulas (an echoed question, say): only a closing statement in it is an answer
-    return closing_statement(text if text.endswith((".", "!", "?")) else f"{text}.") or []  # a question: none
-
-
-def _real_answers(answers: list[str], prompt: str | None) -> list[str]:
-    """The stated answers that are answers: blanks left out, and boxes the prompt has (unless that is all)."""
-    filled = [a for a in answers if not is_placeholder(a)]
-    if not prompt or not filled:
-        return filled
-    asked = {normal_form(strip_delimiters(b)) for b in boxed_contents(visible_text(prompt), limit=MAX_ANSWERS)}
-    own = [a for a in filled if normal_form(a) not in asked]
-    return own or filled
+def _listed(text: str, boxed: list[str]) -> bool:
+    """Whether the boxes of ``text`` (their contents ``boxed``) are written as one list, nothing but a joint between."""
+    marked = text
+    for content in boxed:
+        marked = marked.replace(f"\\boxed{{{content}}}", "\x00", 1)
+    first, last = marked.find("\x00"), marked.rfind("\x00")
+    return first < last and _BOX_LIST.fullmatch(marked, first + 1, last + 1) is not None
 
 
 @register_reward("math_accuracy", aliases=("accuracy",))
@@ -341,6 +227,8 @@ class MathAccuracy(Reward):
         gold = reference_latex(None if reference is None else visible_text(str(reference)))
         if gold is not None and is_prose(gold):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")
+        if gold is not None and _OFFERED.search(gold) and len(alternatives(gold)) > 1:
+            return RewardResult(None, f"the reference {str(reference)[:60]!r} offers alternatives: no answer can match")
         timeout = self._library_timeout()
         gold_value: Any = None
         if gold is not None and rational(gold) is None:  # whether a LaTeX reference parses takes sympy
@@ -350,17 +238,19 @@ class MathAccuracy(Reward):
         if gold is None or (gold_value is not None and not gold_value):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
         prompt_text = prompt if isinstance(prompt, str) else None
-        answers, where = final_math_answers(completion, prompt_text, self.answer_tag, self.think_tag)
+        answers, where, offered = read_final_answers(completion, prompt_text, self.answer_tag, self.think_tag)
         if answers is None or not answers:
             return RewardResult(0.0, where)
         answers = [value for answer in answers for value in chain_values(answer)]
         last = answers[-1]
-        hedge = hedge_reason(answers, allow_sympy, timeout)
+        hedge = hedge_reason([without_unit(multiplied(a)) for a in answers], allow_sympy, timeout)
         if hedge is None:
             return None
         if hedge:
             parts, opening, closing = parts_of(gold)
-            if not (2 <= len(parts) == len(answers)):
+            ordered = ordered_prompt(prompt_text)
+            # values offered as alternatives are a hedge, unless the problem asks for all solutions ("x = 5 or x = -2")
+            if (offered and ordered) or not (2 <= len(parts) == len(answers)):
                 return RewardResult(0.0, hedge)
             # a problem asking for several quantities, answered one box each, in order
             joined = ", ".join(VARIABLE.sub("", a) for a in answers)
