@@ -139,6 +139,7 @@ def test_two_grpo_steps_with_lora_on_real_chat_prompts(smollm2, tmp_path, monkey
 def test_a_config_names_the_builtin_in_one_line_and_plans_without_loading_weights(smollm2, monkeypatch):
     import transformers
 
+    from rewardsmith.demo import REAL_DEMO_CONFIG
     from rewardsmith.train.plan import plan_training
 
     def refuse(*args, **kwargs):
@@ -149,3 +150,23 @@ def test_a_config_names_the_builtin_in_one_line_and_plans_without_loading_weight
     plan = plan_training({"model": BUILTIN, "dataset": {"source": rows}, "rewards": ["gsm8k_accuracy"]})
     assert plan.model_path == str(smollm2)
     assert plan.model_facts["architecture"] == "LlamaForCausalLM"
+    demo = plan_training(REAL_DEMO_CONFIG)  # `rewardsmith demo real`'s config
+    assert demo.model_path == str(smollm2) and len(demo.train_dataset) == 100
+
+
+def test_an_evaluation_job_generates_with_the_builtin_and_scores_its_text(smollm2, tmp_path):
+    from rewardsmith import evaluate
+    from rewardsmith.evaluation import iter_results
+
+    rows = [{"prompt": f"What is {a} + {b}?", "answer": str(a + b)} for a, b in [(2, 3), (4, 4), (10, 20)]]
+    generation = {"model": BUILTIN, "max_tokens": 12, "batch_size": 3, "device": "cpu"}
+    report = evaluate(
+        rows, "gsm8k_accuracy", tmp_path, system_prompt="Answer with just the number.", generation=generation
+    )
+    results = list(iter_results(report.results_path))
+    assert len(results) == 3 and report.summary["rewards"]["gsm8k_accuracy"]["scored"] == 3
+    for row in results:
+        text = row["completion"][0]["content"]
+        assert any(ch.isdigit() for ch in text) and "<|im_end|>" not in text  # real text, the turn's end stripped
+        assert row["prompt"][0] == {"role": "system", "content": "Answer with just the number."}
+    assert (tmp_path / "report.html").is_file()
