@@ -548,7 +548,8 @@ def demo(
         typer.Option(help="The training seed: data order and sampling ('tools' also builds its model from it)."),
     ] = None,
 ) -> None:
-    """Train the offline tiny model and show the reward rising (no downloads); ``demo tools`` uses TRL's tool loop."""
+    """Train the offline tiny model and show the reward rising (no downloads); ``demo real`` trains a real
+    pretrained model (SmolLM2-135M-Instruct, offline) with LoRA; ``demo tools`` uses TRL's tool loop."""
     try:
         require_extra("train", "rewardsmith demo (a training run)")
         if which == "tools":
