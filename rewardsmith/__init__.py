@@ -61,6 +61,9 @@ _LAZY = {
     "EvaluateResult": "rewardsmith.integrations.reward_kit",
     "MetricResult": "rewardsmith.integrations.reward_kit",
     "to_trl": "rewardsmith.integrations.trl",
+    "Turn": "rewardsmith.core.turns",
+    "TurnReward": "rewardsmith.core.turns",
+    "turn_reward": "rewardsmith.core.turns",
 }
 
 
@@ -99,6 +102,8 @@ __all__ = [
     "RewardResult",
     "RewardReturnError",
     "RewardsmithError",
+    "Turn",
+    "TurnReward",
     "UnknownConverterError",
     "UnknownRewardError",
     "Value",
@@ -117,5 +122,6 @@ __all__ = [
     "rewards_from_config",
     "route",
     "to_trl",
+    "turn_reward",
     "unregister_reward",
 ]

@@ -220,12 +220,9 @@ def _rewards_option(text: str | None) -> Any:
     """``--rewards``: names separated by commas, or a YAML list (or one mapping) of reward entries."""
     if text is None or not text.lstrip().startswith(("[", "{")):
         return text
-    import yaml
+    from rewardsmith.config import load_yaml
 
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise RewardConfigError(f"--rewards is not a valid YAML list of reward entries: {exc}") from None
+    value = load_yaml(text, "--rewards (a YAML list of reward entries)")
     return [value] if isinstance(value, dict) else value
 
 
@@ -305,10 +302,20 @@ _Limit = Annotated[float | None, typer.Option(show_default=False)]
 
 @app.command("check")
 def check_command(
-    reward: Annotated[str, typer.Argument(help="A registered name, './file.py:fn', 'pkg.mod:fn' or a JSON entry.")],
+    reward: Annotated[
+        str | None,
+        typer.Argument(
+            help="A registered name, './file.py:fn', 'pkg.mod:fn' or a JSON entry; with --config, the name of one "
+            "of its rewards (default: each of them)."
+        ),
+    ] = None,
     settings: Annotated[list[str] | None, typer.Argument(help="Reward settings as key=value (JSON values).")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="A training or evaluation config: audit its rewards on its data and prompts."),
+    ] = None,
     dataset: _Dataset = "",
-    split: Annotated[str, typer.Option()] = "test",
+    split: Annotated[str | None, typer.Option(help="The split (default: test; the config's with --config).")] = None,
     dataset_config: _DatasetConfig = None,
     converter: _Converter = None,
     system_prompt: _Text = None,
@@ -378,35 +385,90 @@ def check_command(
         "progress": progress,
         **{k: v for k, v in options.items() if v is not None},
     }
-    report = _run_check(reward, settings, dataset, imports, generation, arguments)
-    _print_check(report)
+    try:
+        targets = _check_targets(reward, settings, config, dataset, imports, arguments)
+    except RewardsmithError as exc:
+        _fail(exc)
+        return
+    reports = [_run_check(spec, source, generation, args) for spec, source, args in targets]
+    for report in reports:
+        _print_check(report)
+    if any(report.findings for report in reports):
+        raise typer.Exit(code=1)
 
 
-def _run_check(
-    reward: str,
+def _check_targets(
+    reward: str | None,
     settings: list[str] | None,
+    config: Path | None,
     dataset: str,
     imports: list[str] | None,
-    generation: dict[str, Any],
     arguments: dict[str, Any],
-) -> Any:
-    """Resolve the reward and the sampler, and run the audit; a user's mistake is one paragraph, exit 2."""
-    from rewardsmith.check import check
-    from rewardsmith.core.configfile import import_modules
+) -> list[tuple[Any, Any, dict[str, Any]]]:
+    """What ``rewardsmith check`` audits: (reward, dataset, check's arguments), one per reward of a ``--config``.
+
+    The command line's options win over the config's dataset settings.
+    """
+    from rewardsmith.config import import_modules
     from rewardsmith.core.problems import ConfigProblems
+
+    if config is not None:
+        if settings:
+            raise RewardConfigError("with --config the rewards' settings come from the config; drop the key=value ones")
+        return _config_targets(config, reward, dataset, imports, arguments)
+    problems = ConfigProblems("the check")
+    import_modules(list(imports or []), problems)
+    problems.raise_if_any()
+    if reward is None:
+        raise RewardConfigError("name the reward to check (think_format, ./file.py:fn, ...), or give --config FILE")
+    if not dataset:
+        raise RewardConfigError("rewardsmith check needs --dataset (a Hub name, a local file, or fireworks:...)")
+    spec: Any = json.loads(reward) if reward.lstrip().startswith("{") else reward
+    if settings:
+        from rewardsmith.core.registry import get_reward
+
+        spec = get_reward(spec, **dict(_parse_setting(s) for s in settings))
+    return [(spec, dataset, {**arguments, "split": arguments["split"] or "test"})]
+
+
+def _config_targets(
+    config: Path, reward: str | None, dataset: str, imports: list[str] | None, arguments: dict[str, Any]
+) -> list[tuple[Any, Any, dict[str, Any]]]:
+    """Each reward a config trains (or evaluates) with, built as it builds them, on its data and prompts."""
+    from rewardsmith.config import import_modules
+    from rewardsmith.config.rewards import config_rewards
+
+    import_modules(list(imports or []))
+    found = config_rewards(config)
+    data = dict(found.dataset or {})
+    source = dataset or data.get("source")
+    if source is None:
+        raise RewardConfigError(f"{str(config)!r} names no dataset; give --dataset")
+    made = found.rewards
+    if reward is not None:
+        made = [r for r in made if r.name == reward] or _no_such_reward(config, reward, made)
+    data.pop("source", None)
+    out = []
+    for one in made:
+        args = {**data, **{k: v for k, v in arguments.items() if v is not None}}
+        args["split"] = arguments["split"] or data.get("split") or "test"
+        if len(made) > 1 and arguments.get("output_dir") is not None:
+            args["output_dir"] = Path(arguments["output_dir"]) / one.name
+        out.append((one, source, args))
+    return out
+
+
+def _no_such_reward(config: Path, reward: str, made: list[Any]) -> list[Any]:
+    names = ", ".join(r.name for r in made)
+    raise RewardConfigError(f"{str(config)!r} has no reward {reward!r}; its rewards are {names}")
+
+
+def _run_check(spec: Any, dataset: Any, generation: dict[str, Any], arguments: dict[str, Any]) -> Any:
+    """Resolve the sampler and run the audit; a user's mistake is one paragraph, exit 2."""
+    from rewardsmith.check import check
 
     sampler = None
     try:
-        problems = ConfigProblems("the check")
-        import_modules(list(imports or []), problems)
-        problems.raise_if_any()
-        if not dataset:
-            raise RewardConfigError("rewardsmith check needs --dataset (a Hub name, a local file, or fireworks:...)")
-        spec: Any = json.loads(reward) if reward.lstrip().startswith("{") else reward
-        if settings:
-            from rewardsmith.core.registry import get_reward
-
-            spec = get_reward(spec, **dict(_parse_setting(s) for s in settings))
         if generation.get("model") is not None:
             require_extra("eval", "sampling completions for rewardsmith check")
             from rewardsmith.evaluation.backends import ModelSampler
@@ -429,8 +491,6 @@ def _print_check(report: Any) -> None:
     print_summary(report.summary, console)
     if report.output_dir is not None:
         console.print(f"check.json: {report.json_path}\ncheck.html: {report.html_path}", highlight=False)
-    if report.findings:
-        raise typer.Exit(code=1)
 
 
 @datasets_app.command("push")

@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 
 import rewardsmith.data
 from rewardsmith.cli import app
+from rewardsmith.config.seed import normalize_flat
 from rewardsmith.core.errors import MissingColumnError
 from rewardsmith.core.problems import ConfigError
 from rewardsmith.http.testing import LocalChatServer, Reply
-from rewardsmith.train.compat import normalize_flat, prepare_dataset_for_trl
+from rewardsmith.train.compat import prepare_dataset_for_trl
 from rewardsmith.train.config import load_config, parse_config
 from rewardsmith.train.plan import plan_training
 
@@ -164,7 +165,7 @@ def test_new_special_tokens_config_becomes_model_special_tokens(tmp_path, monkey
     assert "absent.yaml" in text and "does not exist" in text and "init_special_tokens: 'noise_init'" in text
 
 
-# -- 3. the seed-style dialect lives in rewardsmith.train.compat ------------------------------------------------
+# -- 3. the seed-style dialect lives in rewardsmith.config.seed -------------------------------------------------
 
 
 def test_the_dialect_is_in_one_module():

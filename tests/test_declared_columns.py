@@ -95,6 +95,8 @@ READS: dict[str, tuple[dict[str, Any], set[str]]] = {
     "tool_call_match": ({}, {"tool_calls"}),
     "tool_schema": ({}, {"tools"}),
     "tool_success": ({}, set()),
+    "tool_schema_turns": ({}, {"tools"}),
+    "tool_success_turns": ({}, set()),
     "tool_efficiency": ({}, {"correct"}),
     "environment_reward": ({}, set()),
     "llm_judge": ({}, {"reference"}),

@@ -189,7 +189,7 @@ def test_a_yaml_alias_bomb_is_refused_with_exit_2(tmp_path, command):
 
 
 def test_a_recursive_alias_is_refused(tmp_path):
-    from rewardsmith.core.configfile import load_yaml
+    from rewardsmith.config.files import load_yaml
     from rewardsmith.core.errors import RewardConfigError
 
     with pytest.raises(RewardConfigError, match="recursive alias"):

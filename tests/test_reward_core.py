@@ -300,7 +300,7 @@ def test_two_dimensional_batch_result_is_an_error():
         get_reward(grid)(completions=["a", "b"])
 
 
-@pytest.mark.parametrize("bad", ["1.0", [1.0], {"score": 1}, 1 + 2j])
+@pytest.mark.parametrize("bad", ["1.0", [1.0], {"value": 1}, 1 + 2j])
 def test_non_numeric_value_is_an_error_naming_the_reward(bad):
     named = reward(lambda completion: bad).named("stringly")
     with pytest.raises(RewardReturnError, match="'stringly' returned"):

@@ -65,6 +65,8 @@ CASES = {
     "group_length": ({"unit": "chars"}, {"correct": st.one_of(st.none(), st.booleans())}),
     "tool_schema": ({"tools": [{"name": "calculator", "parameters": {"type": "object"}}]}, {}),
     "tool_success": ({}, {}),
+    "tool_schema_turns": ({"tools": [{"name": "calculator", "parameters": {"type": "object"}}]}, {}),
+    "tool_success_turns": ({}, {}),
     "tool_efficiency": ({}, {"correct": st.one_of(st.none(), st.booleans())}),
     "environment_reward": ({}, {}),
     "language_consistency": ({}, {"language": st.one_of(st.none(), st.sampled_from(["en", "fr", "zh", "hi"]))}),

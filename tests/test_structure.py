@@ -30,6 +30,7 @@ LAYERS = [
     "data",
     "judges",
     "check",
+    "config",
     "testing",
     "train",
     "evaluation",
@@ -84,6 +85,21 @@ def test_layers_import_only_lower_layers():
             if theirs is not None and theirs != mine and LAYERS.index(theirs) > LAYERS.index(mine):
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({mine}) imports {target} ({theirs})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_nothing_below_the_config_layer_reads_yaml():
+    """Config files are read by rewardsmith/config/ only: the layers below it never parse YAML themselves."""
+    below = set(LAYERS[: LAYERS.index("config")])
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for module, path in MODULES.items()
+        if _layer(module) in below
+        for line, target, _ in _imports(path)
+        if target == "yaml" or target.startswith("yaml.")
+    ]
+    assert not wrong, "\n".join(wrong)
+    readers = [m for m, path in MODULES.items() if "yaml.SafeLoader" in path.read_text(encoding="utf-8")]
+    assert readers == ["rewardsmith.config.files"], readers
 
 
 def _graph() -> dict[str, set[str]]:

@@ -33,6 +33,8 @@ from rewardsmith.check.probes import (
 )
 from rewardsmith.check.rows import Format, RowContext, build_rows, candidate_formats, choose_formats, declared_columns
 from rewardsmith.check.scoring import Sample, Scorer
+from rewardsmith.check.trajectory_probes import FAMILY
+from rewardsmith.check.turn_audit import audit_turn_return
 from rewardsmith.core.errors import DatasetError, RewardConfigError
 from rewardsmith.core.inputs import completion_text
 from rewardsmith.core.progress import Progress
@@ -287,6 +289,10 @@ def check(
     report.notes += [scorer.note] if scorer.note else []
     report.summary["complete"] = run.complete
     report.summary["notes"] = report.notes
+    audit_turn_return(report, made, chosen, lambda r: check(
+        r, rows, families=[FAMILY], thresholds=limits, timeout=timeout, workers=workers, progress=False,
+        gold_column=gold or "", answer_column=answer_col, probe_format=probe_format,
+    ))  # fmt: skip
     if output_dir is not None:
         write_report(report, Path(output_dir))
     if run.interrupted:

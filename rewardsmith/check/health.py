@@ -72,6 +72,7 @@ class HealthThresholds:
     * ``disagreement`` (0.3): share of samples where an LLM judge and a rule reward disagree.
     * ``no_tool_calls`` (0.99): share of rollouts without a tool call; ``failed_tool_calls`` (0.5): share of calls
       that failed; ``max_tool_calls`` (10): calls per rollout (:mod:`rewardsmith.check.tool_health`).
+    * ``unjudged_turns`` (0.99): share of the turns a per-turn reward left unjudged (``None``).
     """
 
     zero_spread: float | None = 0.9
@@ -84,6 +85,7 @@ class HealthThresholds:
     no_tool_calls: float | None = 0.99
     failed_tool_calls: float | None = 0.5
     max_tool_calls: float | None = 10.0
+    unjudged_turns: float | None = 0.99
     window: int = 5
 
     @classmethod

@@ -8,6 +8,11 @@ calls) and ``trajectory/no_call_share`` (of rollouts). The monitor
 ``health/tool_calls_per_rollout``, ``health/tool_failed_call_share`` and
 ``health/tool_no_call_share`` and asks :func:`tool_warnings` about their means
 over the last ``window`` logs.
+
+Per-turn rewards (:mod:`rewardsmith.core.turns`) log
+``turns/<name>/judged_share``; the monitor keeps it as
+``health/turn_unjudged_share/<name>`` (the share of turns left ``None``) and
+warns when a per-turn reward judges almost no turn.
 """
 
 from __future__ import annotations
@@ -27,10 +32,14 @@ TOOL_METRICS = {
 def tool_metrics(logs: dict[str, Any]) -> dict[str, float]:
     """The tool-use metrics of one training log, under their health names.
 
-    >>> tool_metrics({"trajectory/no_call_share": 1.0, "reward": 0.5})
-    {'tool_no_call_share': 1.0}
+    >>> tool_metrics({"trajectory/no_call_share": 1.0, "reward": 0.5, "turns/tool_success_turns/judged_share": 0.25})
+    {'tool_no_call_share': 1.0, 'turn_unjudged_share/tool_success_turns': 0.75}
     """
-    return {name: float(logs[key]) for name, key in TOOL_METRICS.items() if logs.get(key) is not None}
+    out = {name: float(logs[key]) for name, key in TOOL_METRICS.items() if logs.get(key) is not None}
+    for key, value in logs.items():
+        if key.startswith("turns/") and key.endswith("/judged_share") and value is not None:
+            out[f"turn_unjudged_share/{key[len('turns/') : -len('/judged_share')]}"] = 1.0 - float(value)
+    return out
 
 
 def _no_calls(share: float, window: int) -> str:
@@ -60,6 +69,15 @@ def _many(calls: float, window: int) -> str:
     )
 
 
+def _unjudged(name: str, share: float, window: int) -> str:
+    return (
+        f"per-turn reward {name} left {share:.0%} of the turns unjudged (None) over the last {window} logs: the "
+        "turns it is meant to score are not in the rollouts (a tool reward whose rollouts make no calls, a turn "
+        "shape it does not read), so it teaches nothing per turn. Look at its reasons per turn (rewardsmith eval "
+        "shows them under each sample) and at the rollouts' turns."
+    )
+
+
 #: (warning kind, health metric, threshold field, message).
 _CHECKS = (
     ("no_tool_calls", "tool_no_call_share", "no_tool_calls", _no_calls),
@@ -84,4 +102,9 @@ def tool_warnings(recent: dict[str, float | None], limits: Any) -> list[tuple[st
         value, limit = recent.get(metric), getattr(limits, field)
         if value is not None and limit is not None and value >= limit:
             out.append((kind, message(value, limits.window), value, limit))
+    limit = getattr(limits, "unjudged_turns", None)
+    for metric, value in recent.items():
+        if metric.startswith("turn_unjudged_share/") and value is not None and limit is not None and value >= limit:
+            name = metric.split("/", 1)[1]
+            out.append((f"unjudged_turns:{name}", _unjudged(name, value, limits.window), value, limit))
     return out

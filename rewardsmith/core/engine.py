@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rewardsmith.core.errors import RewardConfigError, RewardExecutionError, RewardReturnError, RewardsmithError
-from rewardsmith.core.result import Failure, NonFiniteScore, RewardResult, to_score, to_scores
+from rewardsmith.core.result import Failure, NonFiniteScore, RewardResult, dict_metrics, to_result, to_score, to_scores
 from rewardsmith.core.sample import failure_from_exception
 from rewardsmith.core.stats import RewardStats
 
@@ -236,6 +236,8 @@ def finish(
         def convert(raw: Any) -> float | None:
             return to_result(raw).score
 
+    if log_metric is not None and dict in set(map(type, values)):
+        _log_dict_metrics(values, name, log_metric)
     failures: list[tuple[int, Failure]] = []
     out: list[Any] = []
     append = out.append
@@ -260,7 +262,21 @@ def finish(
 def _default_result(raw: Any, name: str) -> RewardResult:
     if isinstance(raw, RewardResult):
         return raw
-    return RewardResult(to_score(raw, name))
+    return to_result(raw, name)
+
+
+def _log_dict_metrics(values: list[Any], name: str, log_metric: Callable[[str, float], None]) -> None:
+    """Log the mean of each numeric key besides ``score`` of returned dicts (verl's form) as ``<reward>/<key>``."""
+    sums: dict[str, list[float]] = {}
+    for value in values:
+        if type(value) is dict and "score" in value:
+            for key, metric in dict_metrics(value).items():
+                if isinstance(metric, (bool, int, float)) and math.isfinite(metric):
+                    total = sums.setdefault(key, [0.0, 0.0])
+                    total[0] += float(metric)
+                    total[1] += 1
+    for key, (total, count) in sums.items():
+        log_metric(f"{name}/{key}", total / count)
 
 
 def _all_scored(values: list[Any]) -> list[float | None] | None:

@@ -17,7 +17,7 @@ from typing import Any
 from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.engine import ON_ERROR_DEFAULT, OnError
 from rewardsmith.core.errors import RewardConfigError
-from rewardsmith.core.injection import Column, Input, Value
+from rewardsmith.core.injection import COMPLETION_INPUTS, Column, Input, Value
 from rewardsmith.core.inputs import RESERVED_KWARGS, Batch
 from rewardsmith.core.pickling import function_ref, resolve_function_ref
 from rewardsmith.core.reward import Reward
@@ -379,7 +379,8 @@ def reward(
 ) -> Any:
     """Make a reward from a per-sample function; its parameters are filled by name.
 
-    Parameters the function can ask for: ``completion`` (the text),
+    Parameters the function can ask for: ``completion`` (the text; verl's
+    name for it, ``solution_str``, works too),
     ``prompt`` (the prompt's text; the last user message of a conversation),
     ``messages`` (prompt and completion as chat messages), ``prompt_messages``,
     ``completion_messages``, ``completion_ids``, ``trainer_state``, and any
@@ -429,22 +430,26 @@ def is_async_callable(obj: Any) -> bool:
 
 
 _BATCH_PARAMS = {"completions", "prompts", "completion_ids"}
-_SAMPLE_PARAMS = {"completion", "messages", "completion_messages"}
 
 
 def callable_kind(obj: Any) -> str:
-    """How a plain callable wants to be called: ``"batch"``, ``"sample"`` or ``"factory"``.
+    """How a plain callable wants to be called: ``"batch"``, ``"sample"``, ``"factory"`` or ``"ambiguous"``.
 
-    A TRL reward function takes ``completions`` (or only ``**kwargs``); a
-    per-sample function takes ``completion`` or ``messages``; anything else
-    is taken to be a factory that returns a reward when called with settings.
+    A TRL reward function takes ``completions`` (or only ``**kwargs``). A
+    per-sample function names the completion by one of the inputs that hold it
+    (:data:`~rewardsmith.core.injection.COMPLETION_INPUTS`: ``completion``,
+    verl's ``solution_str``, ``messages``, ``final_message``, ``tool_calls``,
+    ``turns``, ...); its other parameters are columns and settings. A function
+    whose parameters all have defaults is a factory of settings. One with
+    required parameters that name no completion is ``"ambiguous"``: a factory
+    when the settings given fill them, else an error saying how to mark it.
 
     >>> callable_kind(lambda completions, **kw: [])
     'batch'
-    >>> callable_kind(lambda completion: 1.0)
+    >>> callable_kind(lambda data_source, solution_str, ground_truth, extra_info=None: 0.0)
     'sample'
-    >>> callable_kind(lambda threshold=0.5: None)
-    'factory'
+    >>> callable_kind(lambda threshold=0.5: None), callable_kind(lambda threshold: None)
+    ('factory', 'ambiguous')
     """
     try:
         params = inspect.signature(obj).parameters
@@ -453,13 +458,13 @@ def callable_kind(obj: Any) -> str:
     names = set(params)
     if names & _BATCH_PARAMS:
         return "batch"
-    if names & _SAMPLE_PARAMS:
+    if names & COMPLETION_INPUTS:
         return "sample"
     kinds = {p.kind for p in params.values()}
     required = [p for p in params.values() if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
     if inspect.Parameter.VAR_KEYWORD in kinds and not required:
         return "batch"
-    return "factory"
+    return "ambiguous" if required else "factory"
 
 
 def reward_from_callable(obj: Any) -> Reward:
@@ -477,7 +482,7 @@ def reward_from_callable(obj: Any) -> Reward:
         return obj
     if isinstance(obj, type) and issubclass(obj, Reward):
         return obj()
-    if isinstance(obj, type) and callable_kind(obj) == "factory":
+    if isinstance(obj, type) and callable_kind(obj) in ("factory", "ambiguous"):
         try:  # a reward class written for another library: an instance with its defaults is the reward
             instance = obj()
         except TypeError as exc:
@@ -521,6 +526,7 @@ def _unknown_signature_message(obj: Any) -> str:
         fix = "add **kwargs (a TRL batch function) or a `completion` parameter (one sample per call)"
     return (
         f"cannot tell how to call {name!r} as a reward: none of its parameters is one TRL passes "
-        f"(prompts, completions, completion_ids) or a per-sample input (completion, messages). Fix: {fix}. "
+        f"(prompts, completions, completion_ids) or one that holds the completion "
+        f"({', '.join(sorted(COMPLETION_INPUTS))}). Fix: {fix}. "
         "If it is a factory, call it (or name it in the registry, which calls it with the settings)."
     )

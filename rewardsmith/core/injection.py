@@ -34,7 +34,17 @@ from typing import Any
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 
-__all__ = ["BUILTIN_INPUTS", "ON_CHOICES", "TRAJECTORY_INPUTS", "Column", "Computed", "Injection", "Input", "Value"]
+__all__ = [
+    "BUILTIN_INPUTS",
+    "COMPLETION_INPUTS",
+    "ON_CHOICES",
+    "TRAJECTORY_INPUTS",
+    "Column",
+    "Computed",
+    "Injection",
+    "Input",
+    "Value",
+]
 
 
 class Input:
@@ -153,6 +163,7 @@ ON_CHOICES: dict[str, Input] = {
 BUILTIN_INPUTS: dict[str, Input] = {
     **TRAJECTORY_INPUTS,
     "completion": Computed(lambda batch: batch.texts),
+    "solution_str": Computed(lambda batch: batch.texts),  # verl's, TinyZero's and DeepScaleR's name for it
     "prompt": Computed(lambda batch: batch.prompt_texts),
     "messages": Computed(lambda batch: [batch.messages(i) for i in range(batch.n)]),
     "prompt_messages": Computed(lambda batch: [batch.prompt_messages(i) for i in range(batch.n)]),
@@ -160,6 +171,12 @@ BUILTIN_INPUTS: dict[str, Input] = {
     "completion_ids": Computed(_completion_ids),
     "trainer_state": Computed(lambda batch: [batch.trainer_state] * batch.n),
 }
+
+
+#: The inputs that hold the completion (or the rollout): a per-sample function names one of them.
+COMPLETION_INPUTS = frozenset(
+    {"completion", "solution_str", "messages", "completion_messages", "completion_ids", *TRAJECTORY_INPUTS}
+) - {"environment"}
 
 
 class Injection:

@@ -35,9 +35,14 @@ def load_module_from_file(path: str | Path) -> Any:
     """Import a ``.py`` file by path, once, under a stable private module name.
 
     Worker processes load the same files again under the same names, so
-    objects defined there pickle by reference.
+    objects defined there pickle by reference. As when Python runs a file as a
+    script, the file's folder is importable first, so the modules beside it
+    (``import gsm8k`` next to ``verl_score.py``) are found.
     """
     resolved = Path(path).expanduser().resolve()
+    folder = str(resolved.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     stem = "".join(ch if ch.isalnum() else "_" for ch in resolved.stem)
     module_name = f"rewardsmith_user_{stem}_{hashlib.sha1(str(resolved).encode()).hexdigest()[:8]}"
     if module_name in sys.modules:

@@ -158,6 +158,8 @@ def _instantiate(target: Any, settings: dict[str, Any], label: str) -> Reward:
         elif kind == "batch":
             made = reward_from_callable(functools.partial(target, **settings) if settings else target)
         else:
+            if kind == "ambiguous" and not _binds(target, settings):
+                raise RewardConfigError(_ambiguous_message(target, settings, label))
             made = reward_from_callable(_construct(target, settings, label))
     else:
         raise RewardConfigError(f"{label!r} names {target!r}, which is not a reward, a class or a function")
@@ -181,6 +183,30 @@ def _construct(factory: Any, settings: dict[str, Any], label: str) -> Any:
     except ValueError:
         pass
     return factory(**settings)
+
+
+def _binds(factory: Any, settings: dict[str, Any]) -> bool:
+    try:
+        inspect.signature(factory).bind(**settings)
+    except TypeError:
+        return False
+    return True
+
+
+def _ambiguous_message(target: Any, settings: dict[str, Any], label: str) -> str:
+    """Why a function with required parameters that name no completion is neither a reward nor a factory here."""
+    params = inspect.signature(target).parameters.values()
+    required = [p.name for p in params if p.default is p.empty and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    missing = [name for name in required if name not in settings]
+    given = f" with the settings {', '.join(settings)}" if settings else ""
+    return (
+        f"reward {label!r}: cannot tell whether {getattr(target, '__name__', label)}({', '.join(required)}) is a "
+        f"per-sample reward or a factory of settings: no parameter holds the completion (completion, solution_str, "
+        f"messages, final_message, tool_calls, turns, ...), and called as a factory{given} it lacks "
+        f"{', '.join(missing)}. Mark it: if it scores one sample, name the parameter that receives the completion "
+        f"`completion` (or `solution_str`); if it is a TRL batch function, take `completions` and **kwargs; if it "
+        f"makes a reward, give {', '.join(missing)} under kwargs: in the config entry"
+    )
 
 
 def _takes_kwargs(factory: Any) -> bool:

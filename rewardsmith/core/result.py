@@ -1,7 +1,8 @@
 """Reward results and the normalisation of whatever a reward returns.
 
 A reward may return a float, an int, a bool, ``None``, a NumPy or PyTorch
-scalar, or a :class:`RewardResult`; a batch reward may return a list, a tuple,
+scalar, a :class:`RewardResult`, or a dict with ``score`` (verl's form; its
+other keys are metrics); a batch reward may return a list, a tuple,
 or a 1-D array or tensor. Everything is normalised here, in one place, to
 ``float | None``: bools become ``0.0``/``1.0``, NaN becomes ``None`` (the
 sample is not scored), and anything that is not a number is a
@@ -19,7 +20,7 @@ from typing import Any
 
 from rewardsmith.core.errors import RewardReturnError, RewardsmithError
 
-__all__ = ["Failure", "NonFiniteScore", "RewardResult", "to_result", "to_score", "to_scores"]
+__all__ = ["Failure", "NonFiniteScore", "RewardResult", "dict_metrics", "to_result", "to_score", "to_scores"]
 
 
 @dataclass(slots=True)
@@ -85,6 +86,8 @@ class NonFiniteScore(RewardsmithError, ValueError):
 def _slow_score(value: Any, reward_name: str) -> float | None:
     if isinstance(value, RewardResult):
         return value.score
+    if isinstance(value, dict) and "score" in value:  # verl's {"score": ..., "acc": ...}: the rest are metrics
+        return to_score(value["score"], reward_name)
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (numbers.Real, Decimal)) and not isinstance(value, complex):
@@ -104,7 +107,7 @@ def _slow_score(value: Any, reward_name: str) -> float | None:
                 return to_score(inner, reward_name)
     raise RewardReturnError(
         f"reward {reward_name!r} returned {value!r} ({type(value).__name__}); a reward must return "
-        "a number, a bool, None or a RewardResult for each completion"
+        'a number, a bool, None, a RewardResult or a dict with "score" (verl\'s form) for each completion'
     )
 
 
@@ -150,7 +153,18 @@ def to_result(value: Any, reward_name: str) -> RewardResult:
     """
     if isinstance(value, RewardResult):
         return value
+    if isinstance(value, dict) and "score" in value:
+        return RewardResult(to_score(value, reward_name), metrics=dict_metrics(value))
     return RewardResult(to_score(value, reward_name))
+
+
+def dict_metrics(value: dict[Any, Any]) -> dict[str, Any]:
+    """The keys of a returned ``{"score": ..., ...}`` other than ``score``: metrics to log beside the score.
+
+    >>> dict_metrics({"score": 1.0, "acc": True, "pred": "18"})
+    {'acc': True, 'pred': '18'}
+    """
+    return {str(k): v for k, v in value.items() if k != "score"}
 
 
 def to_scores(values: Any, n: int, reward_name: str) -> list[Any]:

@@ -26,7 +26,16 @@ from typing import Any
 from rewardsmith.core.errors import DatasetError
 from rewardsmith.core.inputs import content_text
 
-__all__ = ["Chat", "Converter", "FireworksEval", "FunctionConverter", "Generic", "cell_text", "short_repr"]
+__all__ = [
+    "Chat",
+    "Converter",
+    "FireworksEval",
+    "FunctionConverter",
+    "Generic",
+    "cell_text",
+    "short_repr",
+    "verl_reference",
+]
 
 
 @dataclass
@@ -103,6 +112,34 @@ def cell_text(row: Mapping[str, Any], key: str, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise DatasetError(f"the {what} column {key!r} holds {short_repr(value)}, not a non-empty text")
     return value
+
+
+def verl_reference(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The reference columns a row in verl's layout (``reward_model: {style, ground_truth}``) gives.
+
+    verl's preprocess scripts put the reference answer in
+    ``reward_model["ground_truth"]``: it becomes the ``ground_truth`` column
+    (what verl, TinyZero and DeepScaleR functions read) and, when it is a plain
+    answer and the row has no ``answer``, the ``answer`` column (what the
+    built-in accuracy rewards read). Columns the row already has win.
+
+    >>> verl_reference({"reward_model": {"style": "rule", "ground_truth": "72"}})
+    {'ground_truth': '72', 'answer': '72'}
+    >>> verl_reference({"reward_model": {"ground_truth": {"target": 8, "numbers": [3, 5]}}})
+    {'ground_truth': {'target': 8, 'numbers': [3, 5]}}
+    >>> verl_reference({"answer": "4"})
+    {}
+    """
+    model = row.get("reward_model")
+    if not isinstance(model, Mapping) or model.get("ground_truth") is None:
+        return {}
+    truth = model["ground_truth"]
+    out: dict[str, Any] = {}
+    if row.get("ground_truth") is None:
+        out["ground_truth"] = truth
+    if row.get("answer") is None and isinstance(truth, (str, int, float)) and not isinstance(truth, bool):
+        out["answer"] = str(truth)
+    return out
 
 
 def short_repr(value: Any, limit: int = 80) -> str:

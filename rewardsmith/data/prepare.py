@@ -8,7 +8,9 @@ The steps, each done once for every converter:
    template's variables, the first row's conversion (so mistakes fail in a
    second, not an hour into a streaming run);
 4. convert every row (``datasets.map``, order kept): the converter's columns,
-   the template, the system prompt, conversational or plain text.
+   the template, the system prompt, conversational or plain text. A row in
+   verl's layout (``reward_model: {style, ground_truth}``) also gets its
+   ``ground_truth`` (and ``answer``) columns from ``reward_model``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from rewardsmith.core.errors import DatasetError
 from rewardsmith.core.extras import require_extra
 from rewardsmith.core.inputs import completion_text, prompt_text
-from rewardsmith.data.converters import Converter
+from rewardsmith.data.converters import Converter, verl_reference
 from rewardsmith.data.loading import AnyDataset, describe_source, load_source
 from rewardsmith.data.prompts import PromptTemplate, TemplateFormat, build_prompt, with_user_text
 from rewardsmith.data.registry import get_converter, list_converters
@@ -187,7 +189,7 @@ class _RowMapper:
     def convert(self, row: dict[str, Any], index: int) -> dict[str, Any]:
         """The output columns for one row (``index`` is for error messages)."""
         try:
-            out = dict(self.converter.convert(row))
+            out = {**verl_reference(row), **self.converter.convert(row)}
             if "prompt" not in out or out["prompt"] is None:
                 raise DatasetError("the converter wrote no 'prompt'")
             if self.task is not None:

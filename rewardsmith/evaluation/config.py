@@ -39,27 +39,15 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.core.configfile import import_modules, read_config_file, resolve_import_path
+from rewardsmith.config.imports import import_modules, resolve_import_path
+from rewardsmith.config.read import EVAL_KEYS as _KEYS
+from rewardsmith.config.read import is_training_config, read_config
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigProblems
-from rewardsmith.evaluation.from_training import eval_from_training, is_training_config
+from rewardsmith.evaluation.from_training import eval_from_training
 
 __all__ = ["evaluate_config", "load_eval_config"]
 
-_KEYS = (
-    "dataset",
-    "rewards",
-    "completions_column",
-    "generation",
-    "output_dir",
-    "batch_size",
-    "pass_threshold",
-    "max_error_rate",
-    "overwrite",
-    "progress",
-    "imports",
-    "engine",
-)
 #: Arguments of ``evaluate`` that are about where results go, not about what the job checks.
 _OUTPUT = ("output_dir", "pass_threshold", "max_error_rate", "overwrite", "progress", "engine")
 
@@ -129,8 +117,8 @@ def _shape(
 ) -> tuple[dict[str, Any], bool]:
     """The arguments of ``evaluate`` (imports done), problems recorded; and whether every import worked."""
     data, base = _read(config) if config is not None else ({}, None)
-    if is_training_config(data, _KEYS):
-        data = eval_from_training(data, base, _KEYS, problems)
+    if is_training_config(data):
+        data = eval_from_training(data, base, problems)
     imports = [resolve_import_path(spec, base) for spec in _as_list(data.pop("imports", None))]
     for key, value in (overrides or {}).items():
         if key == "imports":
@@ -173,8 +161,9 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _read(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[str, Any], Path | None]:
-    if isinstance(config, Mapping):
-        return dict(config), None
-    path = Path(config).expanduser()
-    raw = read_config_file(path, what="evaluation config", sections="dataset:, rewards:, output_dir:, ...")
-    return raw, path.resolve().parent
+    read = read_config(
+        dict(config) if isinstance(config, Mapping) else config,
+        what="evaluation config",
+        sections="dataset:, rewards:, output_dir:, ...",
+    )
+    return read.data, read.base

@@ -21,27 +21,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.config.read import EVAL_KEYS, training_part
 from rewardsmith.core.problems import ConfigProblems
 
-__all__ = ["TRAINING_KEYS", "eval_from_training", "is_training_config"]
-
-#: Keys only a training config has (a seed-style one also has flat training arguments or ``reward_funcs``).
-TRAINING_KEYS = ("model", "trainer", "reward_weights", "health", "resume_from_checkpoint", "reward_funcs")
+__all__ = ["eval_from_training"]
 
 
-def is_training_config(data: dict[str, Any], eval_keys: tuple[str, ...]) -> bool:
-    """Whether ``data`` is a training config rather than an evaluation one.
-
-    >>> is_training_config({"model": {"name_or_path": "m"}, "rewards": ["a"]}, ("rewards",))
-    True
-    >>> is_training_config({"dataset": "d.jsonl", "rewards": ["a"]}, ("dataset", "rewards"))
-    False
-    """
-    return any(k in data for k in TRAINING_KEYS) or "model_name_or_path" in data or "learning_rate" in data
-
-
-def _with_weights(rewards: list[Any], weights: list[float] | None) -> list[Any]:
-    if weights is None or len(weights) != len(rewards):
+def _with_weights(rewards: list[Any], weights: list[float] | None, problems: ConfigProblems) -> list[Any]:
+    """The entries with ``reward_weights`` on them; a count that differs is a problem, as in training."""
+    if weights is None:
+        return rewards
+    if len(weights) != len(rewards):
+        names = ", ".join(e.get("as") or e.get("name", "?") if isinstance(e, dict) else str(e) for e in rewards)
+        problems.add(
+            f"reward_weights: {len(weights)} reward weights for {len(rewards)} rewards ({names}); give one weight "
+            "per reward"
+        )
         return rewards
     out = []
     for entry, weight in zip(rewards, weights):
@@ -64,28 +59,22 @@ def _dataset(settings: Any) -> dict[str, Any]:
     return {**out, **settings.converter_settings}
 
 
-def eval_from_training(
-    data: dict[str, Any], base: Path | None, eval_keys: tuple[str, ...], problems: ConfigProblems
-) -> dict[str, Any]:
+def eval_from_training(data: dict[str, Any], base: Path | None, problems: ConfigProblems) -> dict[str, Any]:
     """The evaluation config a training config implies (its problems recorded in ``problems``).
 
     >>> shaped = eval_from_training({"model_name_or_path": "m", "dataset": "d.jsonl", "converter": "gsm8k",
     ...                              "reward_funcs": "think_format,gsm8k_accuracy", "reward_weights": "0.2,1",
-    ...                              "output_dir": "runs/a", "completions_column": "reply"}, None,
-    ...                             ("completions_column",), ConfigProblems())
+    ...                              "output_dir": "runs/a", "completions_column": "reply"}, None, ConfigProblems())
     >>> shaped["rewards"][0], shaped["dataset"]["converter"], shaped["output_dir"], shaped["completions_column"]
     ({'name': 'think_format', 'weight': 0.2}, 'gsm8k', 'runs/a/eval', 'reply')
     """
     from rewardsmith.train.config import read_sections
 
-    training = {k: v for k, v in data.items() if k not in eval_keys or k in ("dataset", "rewards", "imports")}
-    if "output_dir" in data and "trainer" not in data:
-        training["output_dir"] = data["output_dir"]  # a seed-style training argument
-    own = {k: v for k, v in data.items() if k in eval_keys and k not in ("dataset", "rewards", "imports", "output_dir")}
-    sections = read_sections(training, base, None, problems)
+    own = {k: v for k, v in data.items() if k in EVAL_KEYS and k not in ("dataset", "rewards", "imports", "output_dir")}
+    sections = read_sections(training_part(data), base, None, problems)
     out: dict[str, Any] = dict(own)
     if sections.rewards is not None:
-        out["rewards"] = _with_weights(list(sections.rewards), sections.reward_weights)
+        out["rewards"] = _with_weights(list(sections.rewards), sections.reward_weights, problems)
     if sections.dataset is not None:
         try:
             out["dataset"] = _dataset(sections.dataset)

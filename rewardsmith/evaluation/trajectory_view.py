@@ -69,15 +69,38 @@ def turn_text(completion: Any) -> str | None:
 
 
 def reward_notes(rewards: dict[str, Any]) -> list[str]:
-    """Every reward's score and reason for one sample, one line each.
+    """Every reward's score and reason for one sample, one line each; a per-turn reward's turns one line each.
 
     >>> reward_notes({"tool_success": {"score": 1.0, "reason": "1 of 1 call(s) succeeded"}, "x": {"score": None}})
     ['tool_success: 1 (1 of 1 call(s) succeeded)', 'x: None']
+    >>> reward_notes({"t": {"score": 0.0, "reason": "...", "metrics": {
+    ...     "turn_scores": [1.0, 0.0, None], "turn_reasons": ["ok", "add failed", ""]}}})
+    ['t: 0 (per turn: 1, 0, None)', '  turn 1: 1 (ok)', '  turn 2: 0 (add failed)', '  turn 3: not judged']
     """
     out = []
     for name, entry in rewards.items():
         score = entry.get("score")
         shown = "None" if score is None else f"{score:.4g}"
+        turns = (entry.get("metrics") or {}).get("turn_scores")
+        if isinstance(turns, list) and not entry.get("error"):
+            out.append(f"{name}: {shown} (per turn: {', '.join(_shown(s) for s in turns)})")
+            reasons = (entry.get("metrics") or {}).get("turn_reasons") or [""] * len(turns)
+            out += [_turn_note(i, s, why) for i, (s, why) in enumerate(zip(turns, reasons))][:TURN_LINES]
+            continue
         why = entry.get("error") or entry.get("reason")
         out.append(f"{name}: {shown}" + (f" ({str(why)[:200]})" if why else ""))
     return out
+
+
+#: Turns of a per-turn reward shown one line each under a sample.
+TURN_LINES = 50
+
+
+def _shown(score: float | None) -> str:
+    return "None" if score is None else f"{score:.4g}"
+
+
+def _turn_note(i: int, score: float | None, why: str) -> str:
+    if score is None:
+        return f"  turn {i + 1}: not judged" + (f" ({str(why)[:120]})" if why else "")
+    return f"  turn {i + 1}: {score:.4g}" + (f" ({str(why)[:120]})" if why else "")

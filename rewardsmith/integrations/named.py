@@ -3,7 +3,7 @@
 verl's ``custom_reward_function`` and OpenRLHF's ``--reward.remote_url
 reward_func.py`` call a function many times; the rewards it uses are built once
 per process from a spec (a config file, or names such as
-``think_format,gsm8k_accuracy``; see :func:`~rewardsmith.compose.spec.rewards_from_spec`)
+``think_format,gsm8k_accuracy``; see :func:`~rewardsmith.config.rewards.rewards_from_spec`)
 given as an argument or in the environment variable ``REWARDSMITH_REWARDS``,
 which reaches the trainer's worker processes (Ray passes the driver's
 environment on through ``runtime_env``).
@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rewardsmith.compose.spec import rewards_from_spec, weighted_sum
+from rewardsmith.compose.spec import weighted_sum
+from rewardsmith.config.rewards import rewards_from_spec
 from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.engine import Scored
 from rewardsmith.core.errors import RewardConfigError

@@ -18,6 +18,7 @@ from rewardsmith.rewards.math import MathAccuracy
 from rewardsmith.rewards.repetition import ReasoningSteps, Repetition
 from rewardsmith.rewards.structured import JSONSchema
 from rewardsmith.rewards.tool_match import ToolCallMatch
+from rewardsmith.rewards.tool_turns import ToolSchemaTurns, ToolSuccessTurns
 from rewardsmith.rewards.tools import EnvironmentReward, ToolEfficiency, ToolSchema, ToolSuccess
 
 __all__ = [
@@ -41,5 +42,7 @@ __all__ = [
     "ToolCallMatch",
     "ToolEfficiency",
     "ToolSchema",
+    "ToolSchemaTurns",
     "ToolSuccess",
+    "ToolSuccessTurns",
 ]

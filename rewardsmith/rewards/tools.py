@@ -28,7 +28,17 @@ from rewardsmith.core.trajectory import ToolCall, Trajectory, call_counts
 from rewardsmith.rewards.group_length import GroupRelative
 from rewardsmith.rewards.json_formats import schema_validator
 
-__all__ = ["EnvironmentReward", "ToolEfficiency", "ToolSchema", "ToolSuccess", "tool_schemas"]
+__all__ = [
+    "EnvironmentReward",
+    "ToolEfficiency",
+    "ToolSchema",
+    "ToolSuccess",
+    "ToolsSetting",
+    "call_problem",
+    "failure_reason",
+    "schema_checks",
+    "tool_schemas",
+]
 
 
 def _function_schema(tool: Any) -> dict[str, Any]:
@@ -87,7 +97,51 @@ def _validators(key: str) -> dict[str, Any]:
     return {name: schema_validator(schema) for name, schema in json.loads(key).items()}
 
 
-def _call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
+@dataclass
+class ToolsSetting:
+    """The ``tools`` setting (functions, import paths or JSON schemas), else the row's ``tools_column``, as the
+    ``row_tools`` input of a reward that checks calls against the tools' schemas (mixed into the reward)."""
+
+    tools: Any = None
+    tools_column: str = "tools"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()  # type: ignore[misc]
+        if self.tools is not None:
+            self.__dict__["_key"] = json.dumps(tool_schemas(self.tools), sort_keys=True)
+
+    def inputs(self) -> dict[str, Input]:
+        if self.tools is not None:
+            return {"row_tools": Value(self.__dict__["_key"])}
+        return {"row_tools": Column(self.tools_column)}
+
+
+def schema_checks(row_tools: Any, fixed: bool = False) -> dict[str, Any] | RewardResult:
+    """The validators of a row's tools by name, or an unscored result when the tool list is unusable.
+
+    ``fixed``: ``row_tools`` is the key a ``tools`` setting made (the schemas as sorted JSON).
+
+    >>> checks = schema_checks([{"name": "add", "parameters": {"type": "object"}}])
+    >>> sorted(checks), schema_checks([{"no": "name"}]).reason[:15]
+    (['add'], 'unusable tools:')
+    """
+    try:
+        return _validators(row_tools if fixed else json.dumps(tool_schemas(row_tools), sort_keys=True))
+    except Exception as exc:  # an unusable tool list makes the row unscorable, not the calls wrong
+        return RewardResult(None, f"unusable tools: {str(exc).splitlines()[0][:120]}")
+
+
+def call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
+    """What is wrong with a call against the tools' validators (:func:`schema_checks`), or ``None``.
+
+    >>> from rewardsmith.core.trajectory import read_call
+    >>> checks = schema_checks([{"name": "add", "parameters": {"type": "object", "properties": {
+    ...     "a": {"type": "integer"}}}}])
+    >>> call_problem(read_call({"name": "rm", "arguments": {}}), checks)
+    "unknown tool 'rm'"
+    >>> call_problem(read_call({"name": "add", "arguments": {"a": "one"}}), checks)
+    "add: 'one' is not of type 'integer'"
+    """
     if call.malformed:
         return f"malformed call ({call.malformed})"
     if call.name not in checks:
@@ -101,7 +155,7 @@ def _call_problem(call: ToolCall, checks: dict[str, Any]) -> str | None:
 
 @register_reward("tool_schema")
 @dataclass
-class ToolSchema(Reward):
+class ToolSchema(ToolsSetting, Reward):
     """Every call names a tool that exists, with arguments that validate against that tool's JSON schema.
 
     Tools are the ``tools`` setting (Python functions or their import paths,
@@ -126,31 +180,17 @@ class ToolSchema(Reward):
 
     default_name = "tool_schema"
     score_range = (0.0, 1.0)
-    tools: Any = None
-    tools_column: str = "tools"
     on_error: OnError = field(default="zero", kw_only=True)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.tools is not None:
-            self.__dict__["_key"] = json.dumps(tool_schemas(self.tools), sort_keys=True)
-
-    def inputs(self) -> dict[str, Input]:
-        if self.tools is not None:
-            return {"row_tools": Value(self.__dict__["_key"])}
-        return {"row_tools": Column(self.tools_column)}
 
     def score(self, trajectory: Trajectory, row_tools: Any) -> RewardResult:
         if not trajectory.calls:
             return RewardResult(None, "no tool calls to check")
         if row_tools is None:
             return RewardResult(None, "no tools for this row")
-        try:
-            key = row_tools if self.tools is not None else json.dumps(tool_schemas(row_tools), sort_keys=True)
-            checks = _validators(key)
-        except Exception as exc:  # an unusable tool list makes the row unscorable, not the calls wrong
-            return RewardResult(None, f"unusable tools: {str(exc).splitlines()[0][:120]}")
-        problems = [_call_problem(call, checks) for call in trajectory.calls]
+        checks = schema_checks(row_tools, self.tools is not None)
+        if isinstance(checks, RewardResult):
+            return checks
+        problems = [call_problem(call, checks) for call in trajectory.calls]
         bad = [p for p in problems if p is not None]
         value = 0.0 if bad else 1.0
         reason = f"{len(problems) - len(bad)} of {len(problems)} call(s) valid"
@@ -159,7 +199,13 @@ class ToolSchema(Reward):
         )
 
 
-def _failure(call: ToolCall) -> str:
+def failure_reason(call: ToolCall) -> str:
+    """Why a call that is not ``ok`` failed: malformed, an error back, or it never ran.
+
+    >>> from rewardsmith.core.trajectory import read_call
+    >>> failure_reason(read_call({"name": "add", "arguments": {}}))
+    'add never ran (no result came back, or it came after the final answer)'
+    """
     if call.malformed:
         return f"malformed ({call.malformed})"
     if call.error is not None:
@@ -200,7 +246,7 @@ class ToolSuccess(Reward):
         made = trajectory.call_count
         reason = f"{made - trajectory.failed_calls} of {made} call(s) succeeded"
         if trajectory.failed_calls:
-            reason = f"{reason}; {_failure(next(c for c in trajectory.calls if not c.ok))}"
+            reason = f"{reason}; {failure_reason(next(c for c in trajectory.calls if not c.ok))}"
         return RewardResult(share, reason)
 
     def run_batch(self, batch: Batch, *, explain: bool = False) -> Scored:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.compose.spec import rewards_from_spec, weighted_sum
+from rewardsmith.compose.spec import weighted_sum
+from rewardsmith.config.rewards import rewards_from_spec
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import RESERVED_KWARGS, Batch
 from rewardsmith.core.result import RewardResult
@@ -97,8 +98,10 @@ class RewardService:
     def from_spec(cls, spec: str | Path) -> RewardService:
         """From a YAML config file (its ``rewards:``, ``reward_weights`` and ``imports:``) or a list of names.
 
-        A training or evaluation config works as it is: only those keys are
-        read. Every problem is reported before the server starts.
+        A training config of any dialect (sectioned, seed-style, an open-r1
+        recipe) or an evaluation config works as it is, read as training reads
+        it (:func:`rewardsmith.config.rewards.config_rewards`). Every problem
+        is reported before the server starts.
         """
         return load_service(spec)
 
@@ -191,7 +194,7 @@ class RewardService:
 def load_service(spec: str | Path) -> RewardService:
     """The :class:`RewardService` a config file or a comma-separated list of reward names describes.
 
-    See :func:`rewardsmith.compose.spec.rewards_from_spec` for the forms.
+    See :func:`rewardsmith.config.rewards.rewards_from_spec` for the forms.
 
     >>> load_service("think_format").names
     ['think_format']

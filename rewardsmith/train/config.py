@@ -5,7 +5,7 @@ Sections: ``model``, ``dataset``, ``rewards`` (plus ``reward_weights``),
 ``resume_from_checkpoint`` and ``imports``. Seed-style flat configs
 (``model_name_or_path``, ``reward_funcs: "accuracy,format"``, training
 arguments at the top level, ...) are rewritten into that shape first by
-:mod:`rewardsmith.train.compat`, so both kinds of file work.
+:mod:`rewardsmith.config.seed` (the config layer reads every dialect), so both kinds of file work.
 
 Command-line overrides are ``key=value``: dotted keys address the sectioned
 config (``trainer.learning_rate=3e-3``), flat keys work as they would in the
@@ -28,11 +28,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from rewardsmith.core.configfile import read_config_file, resolve_import_path
+from rewardsmith.config.imports import resolve_import_path
+from rewardsmith.config.overrides import apply_overrides
+from rewardsmith.config.read import read_config as read_file
+from rewardsmith.config.read import training_shape
+from rewardsmith.config.seed import SECTIONS
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError, ConfigProblems
-from rewardsmith.train.compat import SECTIONS, normalize_flat, split_overrides
-from rewardsmith.train.overrides import apply_overrides
 
 __all__ = [
     "ConfigError",
@@ -262,9 +264,7 @@ def read_sections(raw: Any, base: Path | None, overrides: list[str] | None, prob
     if not isinstance(raw, dict):
         problems.add(f"a config is a mapping of sections (model, dataset, rewards, ...), got {type(raw).__name__}")
         return ConfigSections()
-    flat, dotted = split_overrides(list(overrides or []))
-    shaped = normalize_flat(apply_overrides(raw, flat, problems), base, problems)
-    shaped = apply_overrides(shaped, dotted, problems)
+    shaped = training_shape(raw, base, overrides, problems)
     _resolve_paths(shaped, base or Path.cwd())
     try:
         config = TrainConfig.model_validate(shaped)
@@ -371,6 +371,5 @@ def read_config(path: str | Path) -> tuple[dict[str, Any], Path]:
     >>> read_config(path) == ({"rewards": ["think_format"]}, path.resolve().parent)
     True
     """
-    path = Path(path).expanduser()
-    raw = read_config_file(path, what="training config", sections="model, dataset and rewards", error=ConfigError)
-    return raw, path.resolve().parent
+    read = read_file(path, what="training config", sections="model, dataset and rewards", error=ConfigError)
+    return read.data, read.base  # type: ignore[return-value]

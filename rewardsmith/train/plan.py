@@ -24,7 +24,8 @@ from typing import Any
 
 from rewardsmith.check.health import health_settings
 from rewardsmith.compose.config import rewards_with_problems
-from rewardsmith.core.configfile import import_modules
+from rewardsmith.config.imports import import_modules
+from rewardsmith.config.open_r1 import peer_notes
 from rewardsmith.core.describe import column_roles
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.core.reward import Reward
@@ -33,7 +34,6 @@ from rewardsmith.train.config import ConfigSections, DatasetSettings, TrainConfi
 from rewardsmith.train.endpoints import check_endpoints as check_endpoints_of
 from rewardsmith.train.hub import check_push_to_hub
 from rewardsmith.train.model import check_attention, check_model, model_path
-from rewardsmith.train.peers import peer_notes
 from rewardsmith.train.tools import ToolSetup, check_tool_setup
 from rewardsmith.train.trainer_args import build_trainer_args
 

@@ -18,19 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from rewardsmith.config.seed import REMOVED_FIELDS
 from rewardsmith.core.problems import ConfigProblems
 
 __all__ = ["REMOVED_FIELDS", "translate_removed"]
 
-#: Removed field -> what replaced it (for messages and the docs).
-REMOVED_FIELDS: dict[str, str] = {
-    "warmup_ratio": "warmup_steps (a float in [0, 1) there is a ratio of the total steps)",
-    "vllm_sampling_params": "the GRPOConfig fields temperature, top_p, top_k, min_p, repetition_penalty, and "
-    "generation_kwargs (passed to vLLM's SamplingParams) for anything else",
-    "overwrite_output_dir": "nothing: transformers 5 always writes into output_dir; resume with resume_from_checkpoint",
-    "max_prompt_length": "nothing in GRPOTrainer, which no longer truncates prompts: keep prompts short in the data "
-    "(filter long rows), and with vLLM bound prompt + completion with vllm_max_model_length",
-}
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty")
 
 

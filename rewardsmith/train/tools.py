@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.core.configfile import resolve_import_path
+from rewardsmith.config.imports import resolve_import_path
 from rewardsmith.core.lookup import import_object
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 

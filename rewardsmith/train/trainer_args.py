@@ -18,11 +18,12 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.config.open_r1 import OPEN_R1_SETTINGS
+from rewardsmith.core.names import suggest_field
 from rewardsmith.core.problems import ConfigError, ConfigProblems
-from rewardsmith.train.peers import OPEN_R1_SETTINGS
 from rewardsmith.train.removed import translate_removed
 
-__all__ = ["build_trainer_args", "check_number", "coerce", "suggest_field", "trainer_fields"]
+__all__ = ["build_trainer_args", "check_number", "coerce", "trainer_fields"]
 
 
 def trainer_fields(algorithm: str = "grpo") -> dict[str, dataclasses.Field]:
@@ -117,36 +118,6 @@ def check_number(name: str, value: Any, annotation: Any) -> None:
         raise ConfigError(f"trainer.{name} must be at least {low:g}, got {value!r}{_WHY.get(name, '')}")
     if name in _ABOVE_ZERO and value <= 0:
         raise ConfigError(f"trainer.{name} must be above 0, got {value!r}")
-
-
-def _edits(a: str, b: str) -> int:
-    """Edits (insert, delete, replace, swap two neighbours) from ``a`` to ``b``."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        row = [i]
-        for j, cb in enumerate(b, 1):
-            cost = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cost = min(cost, prev2[j - 2] + 1)
-            row.append(cost)
-        prev2, prev = prev, row
-    return prev[-1]
-
-
-def suggest_field(name: str, fields: Any) -> str:
-    """``" Did you mean: x?"`` only for a field ``name`` is a typo of (at most two edits), else ``""``.
-
-    A close-looking field with other words in it is another setting, not a
-    spelling of this one, and suggesting it would change what the run does:
-
-    >>> suggest_field("max_step", ["max_steps", "save_steps"]), suggest_field("repetition_max_penalty",
-    ...                                                                       ["repetition_penalty"])
-    (' Did you mean: max_steps?', '')
-    """
-    limit = 1 if len(name) <= 5 else 2
-    close = sorted((d, f) for f in fields if (d := _edits(name.lower(), f.lower())) <= limit)
-    return f" Did you mean: {', '.join(f for _, f in close[:3])}?" if close else ""
 
 
 def _cuda() -> bool:

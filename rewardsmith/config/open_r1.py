@@ -75,7 +75,12 @@ OPEN_R1_REWARDS: dict[str, tuple[str | None, str]] = {
 }
 
 #: open-r1 names that are not rewardsmith names (nor aliases), rewritten to the reward that runs, with its settings.
-_RENAMED: dict[str, dict[str, Any]] = {"length": {}, "code": {}, "binary_code": {"scoring": "all"}}
+_RENAMED: dict[str, dict[str, Any]] = {
+    "length": {},
+    "code": {},
+    "binary_code": {"scoring": "all"},
+    "cosine": {"correctness": "math_accuracy"},  # open-r1 scores correctness with its accuracy reward
+}
 
 #: open-r1 recipe key -> (the rewardsmith reward it sets, the setting).
 OPEN_R1_SETTINGS: dict[str, tuple[str, str]] = {
@@ -126,13 +131,15 @@ def _entry_name(entry: Any) -> str | None:
 def open_r1_reward_names(rewards: list[Any], problems: ConfigProblems) -> list[Any]:
     """``reward_funcs`` with open-r1 names whose rewardsmith reward has another name rewritten to it.
 
-    ``length`` (Kimi's group length reward in open-r1), ``code`` and
-    ``binary_code`` are rewritten to the reward that runs, keeping the name
-    they are logged under; names with no counterpart are problems saying what
-    to use.
+    ``length`` (Kimi's group length reward in open-r1), ``code``,
+    ``binary_code`` and ``cosine`` (its correctness from ``math_accuracy``,
+    as open-r1's comes from its accuracy reward) are rewritten to the reward
+    that runs, keeping the name they are logged under; names with no
+    counterpart are problems saying what to use.
 
-    >>> open_r1_reward_names(["accuracy", "length"], ConfigProblems())
-    ['accuracy', {'name': 'group_length', 'as': 'length'}]
+    >>> open_r1_reward_names(["accuracy", "length", "cosine"], ConfigProblems())  # doctest: +NORMALIZE_WHITESPACE
+    ['accuracy', {'name': 'group_length', 'as': 'length'},
+     {'name': 'cosine_length', 'as': 'cosine', 'kwargs': {'correctness': 'math_accuracy'}}]
     """
     out = []
     for entry in rewards:

@@ -3,7 +3,7 @@
 Dotted keys address the sectioned config (``trainer.learning_rate=3e-3``,
 ``dataset.mix.1.source=data.jsonl``); flat keys (``max_steps=2``) are applied
 to the config as written, before the seed-style keys are mapped
-(:func:`rewardsmith.train.compat.split_overrides`).
+(:func:`rewardsmith.config.seed.split_overrides`).
 """
 
 from __future__ import annotations
