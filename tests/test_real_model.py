@@ -85,9 +85,8 @@ SPY = textwrap.dedent(
     import json, os
 
     def spy(completions, prompts, **kwargs):
-        with open(os.environ["SPY_FILE"], "a") as f:
-            for prompt, completion in zip(prompts, completions):
-                f.write(json.dumps({"prompt": prompt, "completion": completion}) + "\\n")
+        with open(os.environ["SPY_FILE"], "a") as f:  # one line per call
+            f.write(json.dumps([{"prompt": p, "completion": c} for p, c in zip(prompts, completions)]) + "\\n")
         return [len(c[0]["content"]) % 7 / 7 for c in completions]  # spread, so every group has an advantage
     """
 )
@@ -121,8 +120,10 @@ def test_two_grpo_steps_with_lora_on_real_chat_prompts(smollm2, tmp_path, monkey
     result = run(config, console=Console(file=io.StringIO(), width=200))
     lora_b = [p for name, p in result.trainer.model.named_parameters() if "lora_B" in name]
     assert lora_b and any(float(p.detach().abs().sum()) > 0 for p in lora_b)  # LoRA's B starts at zero: it moved
-    seen = [json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
-    assert len(seen) == 2 * 4  # two steps of two prompts with two completions each
+    calls = [json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
+    training = [call for call in calls if len(call) == 4]  # two prompts with two completions each, per step
+    assert len(training) == 2 and all(len(call) == 1 for call in calls if len(call) != 4)  # else: the dry run's probe
+    seen = [row for call in training for row in call]
     tokenizer = result.trainer.processing_class
     for row in seen:
         rendered = tokenizer.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
