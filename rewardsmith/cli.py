@@ -595,7 +595,11 @@ def serve(
 @app.command()
 def demo(
     which: Annotated[
-        str, typer.Argument(help="'format' (the answer format) or 'tools' (a tool-using environment).")
+        str,
+        typer.Argument(
+            help="'format' (the tiny model learns an answer format), 'real' (a real pretrained model learns sums, "
+            "with LoRA) or 'tools' (a tool-using environment)."
+        ),
     ] = "format",
     output_dir: Annotated[Path | None, typer.Option(help="Where the run saves the model, curve and summary.")] = None,
     max_steps: Annotated[int | None, typer.Option(help="Train for fewer steps than the demo config's.")] = None,
@@ -604,7 +608,8 @@ def demo(
         typer.Option(help="The training seed: data order and sampling ('tools' also builds its model from it)."),
     ] = None,
 ) -> None:
-    """Train the offline tiny model and show the reward rising (no downloads); ``demo tools`` uses TRL's tool loop."""
+    """Train the offline tiny model and show the reward rising (no downloads); ``demo real`` trains a real
+    pretrained model (SmolLM2-135M-Instruct, offline) with LoRA; ``demo tools`` uses TRL's tool loop."""
     try:
         require_extra("train", "rewardsmith demo (a training run)")
         if which == "tools":
@@ -620,8 +625,14 @@ def demo(
             from rewardsmith.demo import train_demo
 
             train_demo(output_dir or Path("runs/demo"), max_steps, console=console, seed=seed)
+        elif which == "real":
+            from rewardsmith.demo import REAL_DEMO_CONFIG, train_demo
+
+            train_demo(
+                output_dir or Path("runs/demo_real"), max_steps, console=console, seed=seed, config=REAL_DEMO_CONFIG
+            )
         else:
-            raise RewardConfigError(f"unknown demo {which!r}; the demos are 'format' (the default) and 'tools'")
+            raise RewardConfigError(f"unknown demo {which!r}; the demos are 'format' (the default), 'real' and 'tools'")
     except RewardsmithError as exc:
         _fail(exc)
 

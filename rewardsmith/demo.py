@@ -12,6 +12,11 @@
   weights, learns the answer format and then to repeat the digit in its
   prompt, scored by an exact-answer check (``gsm8k_accuracy``); the summary
   says which rewards were learned.
+* ``rewardsmith demo real`` (:func:`train_demo` with :data:`REAL_DEMO_CONFIG`,
+  ``rewardsmith/configs/real_cpu.yaml``): a real pretrained chat model,
+  SmolLM2-135M-Instruct (``builtin:smollm2-135m-instruct``, converted once
+  from the GGUF file ``make install`` installs), learns with LoRA to answer
+  sums with just the number, on one CPU thread; the same summary.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ __all__ = [
     "DEMO_CONFIG",
     "DEMO_REWARDS",
     "LEARNED_RISE",
+    "REAL_DEMO_CONFIG",
     "load_demo_sample",
     "reward_verdicts",
     "score_sample",
@@ -36,6 +42,8 @@ __all__ = [
 DEMO_REWARDS = "think_format, tag_count, gsm8k_accuracy"
 #: The embedded training config that ``make demo`` runs (copy it to start a config of your own).
 DEMO_CONFIG = Path(str(resources.files("rewardsmith.configs").joinpath("tiny_cpu.yaml")))
+#: The real model's demo config (``rewardsmith demo real``).
+REAL_DEMO_CONFIG = Path(str(resources.files("rewardsmith.configs").joinpath("real_cpu.yaml")))
 
 
 def load_demo_sample() -> list[dict[str, Any]]:
@@ -116,9 +124,14 @@ def reward_verdicts(
 
 
 def train_demo(
-    output_dir: str | Path = "runs/demo", max_steps: int | None = None, console: Any = None, seed: int | None = None
+    output_dir: str | Path = "runs/demo",
+    max_steps: int | None = None,
+    console: Any = None,
+    seed: int | None = None,
+    config: str | Path = DEMO_CONFIG,
 ) -> Any:
-    """Train the tiny model on the bundled task with built-in rewards; returns the run's ``TrainResult``.
+    """Train a demo config (the tiny model's, or :data:`REAL_DEMO_CONFIG`) on its bundled task; returns the
+    run's ``TrainResult``.
 
     The summary it prints gives the mean total reward over the first and the
     last 10% of logged steps, each reward's start and end, the path of
@@ -137,14 +150,15 @@ def train_demo(
     if seed is not None:
         overrides.append(f"trainer.seed={seed}")
     with _one_thread():
-        result = run(DEMO_CONFIG, overrides, console=console)
+        result = run(config, overrides, console=console)
     _show_verdicts(result.summary, console)
     return result
 
 
 @contextmanager
 def _one_thread() -> Iterator[None]:
-    """Run torch on one thread: for a model this small, extra threads cost far more CPU than they save."""
+    """Run torch on one thread: for these models on a shared CPU, extra threads cost more than they save
+    (benchmarks/real_model.py)."""
     import torch
 
     before = torch.get_num_threads()

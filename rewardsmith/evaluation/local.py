@@ -42,11 +42,14 @@ class TransformersGenerator:
         if self._loaded is None:
             from transformers import AutoModelForCausalLM, AutoTokenizer
 
+            from rewardsmith.train.builtin_models import resolve_model
+
             config = self.config
             device = resolve_device(config.device)
+            path = resolve_model(config.model)  # builtin: names and GGUF files become local folders
             try:
-                tokenizer = AutoTokenizer.from_pretrained(config.model)
-                model = AutoModelForCausalLM.from_pretrained(config.model, dtype=resolve_dtype(config.dtype, device))
+                tokenizer = AutoTokenizer.from_pretrained(path)
+                model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(config.dtype, device))
             except OSError as exc:
                 raise GenerationError(
                     f"cannot load the model {config.model!r}: {exc}. Give a local folder, or a Hub id this machine can "
@@ -150,7 +153,9 @@ class VLLMGenerator:
         """Generate every request in one call to the engine (it batches them); results in the requests' order."""
         vllm, config = self._vllm, self.config
         if self._llm is None:
-            self._llm = vllm.LLM(model=config.model, dtype=config.dtype, **config.vllm_kwargs)
+            from rewardsmith.train.builtin_models import resolve_model
+
+            self._llm = vllm.LLM(model=resolve_model(config.model), dtype=config.dtype, **config.vllm_kwargs)
         params = [
             vllm.SamplingParams(
                 temperature=config.sampling_temperature,

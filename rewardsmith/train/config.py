@@ -72,9 +72,13 @@ class LoraSettings(_Strict):
 class ModelSettings(_Strict):
     """Which model to train and how to load it.
 
-    ``name_or_path`` is a Hub id, a local folder, or ``builtin:tiny`` (the
-    offline tiny model, built on first use; ``tiny`` holds its build
-    settings). ``special_tokens`` maps new tokens to short descriptions: each
+    ``name_or_path`` is a Hub id, a local folder, or a built-in model
+    (``builtin:tiny``, the offline tiny model, built on first use, ``tiny``
+    holding its build settings; ``builtin:smollm2-135m-instruct``, a real small
+    chat model; see :mod:`rewardsmith.train.builtin_models`). ``gguf_file`` is
+    a GGUF file in that folder (or a path of its own), converted once into a
+    folder transformers loads. ``model: NAME`` is short for ``model:
+    {name_or_path: NAME}``. ``special_tokens`` maps new tokens to short descriptions: each
     is added to the tokenizer and its embedding starts as the mean embedding
     of its description's tokens. ``load_in_4bit`` is QLoRA (CUDA only).
     """
@@ -90,6 +94,7 @@ class ModelSettings(_Strict):
     load_in_4bit: bool = False
     load_in_8bit: bool = False
     tiny: dict[str, Any] = Field(default_factory=dict)
+    gguf_file: str | None = None
 
 
 class DatasetSettings(_Strict):
@@ -177,6 +182,8 @@ def _resolve_paths(raw: dict[str, Any], base: Path) -> None:
             if isinstance(value, str) and (local := _looks_local(value, base)):
                 node[key] = str(local)
     model = raw.get("model")
+    if isinstance(model, str):  # `model: NAME` is short for `model: {name_or_path: NAME}`
+        model = raw["model"] = {"name_or_path": model}
     if isinstance(model, dict) and isinstance(model.get("name_or_path"), str):
         local = _looks_local(model["name_or_path"], base)
         if local and model["name_or_path"].startswith((".", "/", "~")):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.core.problems import ConfigError, ConfigProblems
+from rewardsmith.train.builtin_models import resolve_model
 from rewardsmith.train.config import TINY_MODEL, ModelSettings
 from rewardsmith.train.hub import hub_offline, hub_unreachable
 
@@ -24,12 +25,18 @@ _DTYPES = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16"}
 
 
 def model_path(settings: ModelSettings, cache_dir: Path) -> str:
-    """The path or Hub id to load (building the offline tiny model when asked for)."""
+    """The folder or Hub id to load: built-in models built or converted, GGUF files converted (once, cached).
+
+    >>> model_path(ModelSettings(name_or_path="Qwen/Qwen2.5-0.5B-Instruct"), Path("/tmp"))
+    'Qwen/Qwen2.5-0.5B-Instruct'
+    """
     if settings.name_or_path == TINY_MODEL:
         from rewardsmith.train.tiny_model import build_tiny_model, tiny_model_folder
 
         return str(build_tiny_model(cache_dir / tiny_model_folder(settings.tiny), **settings.tiny))
-    return settings.name_or_path
+    if settings.tiny:
+        raise ConfigError(f"model.tiny sets how builtin:tiny is built; {settings.name_or_path!r} takes none")
+    return resolve_model(settings.name_or_path, settings.gguf_file, cache_dir)
 
 
 def _auto_config(path: str, settings: ModelSettings) -> Any:

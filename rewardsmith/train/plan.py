@@ -18,7 +18,6 @@ reward or dataset check when an ``imports:`` entry fails).
 from __future__ import annotations
 
 import importlib.util
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from rewardsmith.config.open_r1 import peer_notes
 from rewardsmith.core.describe import column_roles
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.core.reward import Reward
+from rewardsmith.train.builtin_models import cache_dir
 from rewardsmith.train.config import ConfigSections, DatasetSettings, TrainConfig, read_config, read_sections
 from rewardsmith.train.endpoints import check_endpoints as check_endpoints_of
 from rewardsmith.train.hub import check_push_to_hub
@@ -38,11 +38,6 @@ from rewardsmith.train.tools import ToolSetup, check_tool_setup
 from rewardsmith.train.trainer_args import build_trainer_args
 
 __all__ = ["TrainingPlan", "cache_dir", "plan_training", "prepare_datasets"]
-
-
-def cache_dir() -> Path:
-    """Where built artefacts (the offline tiny model) are kept: ``$REWARDSMITH_CACHE`` or ``~/.cache/rewardsmith``."""
-    return Path(os.environ.get("REWARDSMITH_CACHE", Path.home() / ".cache" / "rewardsmith"))
 
 
 @dataclass
