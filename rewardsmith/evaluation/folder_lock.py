@@ -20,10 +20,12 @@ import socket
 from pathlib import Path
 from typing import IO, Any
 
+from rewardsmith.core.errors import RewardsmithError
+
 __all__ = ["FolderLock", "FolderLockedError"]
 
 
-class FolderLockedError(OSError):
+class FolderLockedError(RewardsmithError, OSError):
     """Another job holds the folder (the message names its process)."""
 
 

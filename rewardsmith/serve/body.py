@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from rewardsmith.core.errors import RewardsmithError
+
 __all__ = ["WINDOW", "BodyError", "TooManyEntries", "depth_over", "dismantle", "encode_json", "parse_body"]
 
 #: The most characters one C call parses (or writes) at once.
@@ -32,11 +34,11 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(","
 _ASCII = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 
-class BodyError(ValueError):
+class BodyError(RewardsmithError, ValueError):
     """The body is not valid JSON (the message says where)."""
 
 
-class TooManyEntries(ValueError):
+class TooManyEntries(RewardsmithError, ValueError):
     """A list has more entries than its limit (found before the rest of the body was read)."""
 
     def __init__(self, path: tuple[str, ...], limit: int) -> None:
