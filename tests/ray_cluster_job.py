@@ -83,8 +83,16 @@ def main(out_dir: str) -> None:
     )
     report["after_kill_none"] = sum(s is None for s in got) if got else None
     report["after_kill_errors"] = r.stats.get("errors", 0)
+    # the call after: an actor whose node died after it had answered is found dead only now; its sample is
+    # counted None like the others, and the call after that is served whole by the nodes left
     again = r(completions=texts[:10])
-    report["after_kill_next_call"] = [int(s % 1000) for s in again] == [i % 7 + 1 for i in range(10)]
+    report["after_kill_next_call"] = len(again) == 10 and all(
+        s is None or int(s % 1000) == i % 7 + 1 for i, s in enumerate(again)
+    )
+    later = r(completions=texts[:10])
+    report["after_kill_later_call"] = [None if s is None else int(s % 1000) for s in later] == [
+        i % 7 + 1 for i in range(10)
+    ]
     r.close()
 
     # the evaluation engine across the nodes that are left: the same scores as local
