@@ -28,7 +28,9 @@ $(OPENENV_STAMP): pyproject.toml $(STAMP)
 	touch $(OPENENV_STAMP)
 
 # Harbor's RewardKit needs Python 3.12 or later: a venv of its own (tests/test_harbor.py runs it as a subprocess).
-# Without a python3.12 on the machine this is skipped, and so are the tests that need it.
+# The first of HARBOR_PYTHON, python3.13 and pyenv's 3.12+ versions that runs and is 3.12 or later is used (a pyenv
+# shim can exist for a version that is not active, so each candidate is run, not only looked up). Without one, or
+# when the install fails, a line says so and the tests that need it skip.
 HARBOR_PYTHON ?= python3.12
 HARBOR_VENV := .cache/harbor-venv
 HARBOR_STAMP := $(HARBOR_VENV)/.complete
@@ -36,9 +38,13 @@ HARBOR_STAMP := $(HARBOR_VENV)/.complete
 harbor: $(HARBOR_STAMP)
 
 $(HARBOR_STAMP): pyproject.toml
-	@command -v $(HARBOR_PYTHON) >/dev/null || { echo "no $(HARBOR_PYTHON): the Harbor RewardKit tests will skip"; exit 0; }; \
-	$(HARBOR_PYTHON) -m venv $(HARBOR_VENV) && \
-	$(HARBOR_VENV)/bin/python -m pip install --quiet "harbor-rewardkit>=0.2" && touch $(HARBOR_STAMP)
+	@py=""; for cand in $(HARBOR_PYTHON) python3.13 $$(pyenv root 2>/dev/null)/versions/3.1[2-9]*/bin/python3; do \
+		if "$$cand" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then py=$$cand; break; fi; \
+	done; \
+	if [ -z "$$py" ]; then echo "no Python 3.12 or later: the Harbor RewardKit tests will skip"; exit 0; fi; \
+	rm -rf $(HARBOR_VENV); \
+	if "$$py" -m venv $(HARBOR_VENV) && $(HARBOR_VENV)/bin/python -m pip install --quiet "harbor-rewardkit>=0.2"; \
+	then touch $(HARBOR_STAMP); else echo "harbor-rewardkit did not install with $$py: the Harbor RewardKit tests will skip"; fi
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
