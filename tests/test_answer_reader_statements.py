@@ -108,3 +108,16 @@ def test_parts_boxed_and_then_the_tuple_boxed_are_one_answer(completion, expecte
 )
 def test_a_matrix_with_line_breaks_is_the_same_matrix(completion, expected):
     assert _math(completion, r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"\boxed{(1, 2), (2, 1), (-1, -20), (-20, -1)}", 1.0),
+        (r"The solutions are \boxed{(1, 2)}, \boxed{(2, 1)}, \boxed{(-1, -20)} and \boxed{(-20, -1)}.", 1.0),
+        (r"\boxed{(1, 2), (2, 1), (-1, -20), (-20, 1)}", 0.0),
+        (r"\boxed{(1, 2), (2, 1), (-1, -20)}", 0.0),
+    ],
+)
+def test_a_list_of_tuples_is_a_set_of_solutions(completion, expected):
+    assert _math(completion, "(2,1),(1,2),(-1,-20),(-20,-1)") == expected
