@@ -121,3 +121,8 @@ def test_a_matrix_with_line_breaks_is_the_same_matrix(completion, expected):
 )
 def test_a_list_of_tuples_is_a_set_of_solutions(completion, expected):
     assert _math(completion, "(2,1),(1,2),(-1,-20),(-20,-1)") == expected
+
+
+def test_answer_before_a_formula_inside_a_sentence_is_no_statement():
+    text = "Note that the answer $x$ must be positive.\nSo, $x = 5$."
+    assert _math(text, "5") == 1.0

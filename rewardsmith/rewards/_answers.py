@@ -56,11 +56,12 @@ MAX_STATEMENT_CHARS = 2000
 
 _EMPHASIS = r"(?:\*\*|__)?"
 ANSWER_PHRASE = re.compile(
-    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b|(?=\$|\\\[|\\\())"
+    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b)"
     rf"(?:\s{{0,20}}{_EMPHASIS})\s{{0,20}}"
     r"(?:the\s{1,20}final\s{1,20}answer\s{1,20}is\b\s{0,20}:?\s{0,20})?"
     r"|(?:^|(?<=\n))[ \t]{0,20}(?:#{1,6}[ \t]{0,20}|\*\*)(?:final[ \t]{1,20})?answer[ \t]{0,20}:?(?:\*\*)?"
     r"[ \t]{0,20}:?[ \t]{0,20}\n\s{0,40}"
+    r"|(?:^|(?<=\n))[ \t]{0,20}(?:final[ \t]{1,20})?answer[ \t]{0,3}(?=\$|\\\[|\\\()"  # "Answer $9$" opening a line
     r"|(?<!#)####(?!#)[ \t]{0,20}(?![ \t]|[A-Za-z]{2})",  # ``#### Total Area`` is a Markdown heading
     re.IGNORECASE,
 )
