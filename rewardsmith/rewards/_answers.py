@@ -281,7 +281,11 @@ def _gaps(said: str) -> list[str]:
 
 
 def masked(text: str) -> str:
-    """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose."""
+    """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose.
+
+    >>> masked("the value of $x$ is 5")
+    'the value of     is 5'
+    """
     return _MATH_SPAN.sub(lambda m: " " * len(m.group(0)), text)
 
 
