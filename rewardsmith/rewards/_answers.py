@@ -43,6 +43,7 @@ __all__ = [
     "masked",
     "math_spans",
     "phrase_matches",
+    "retracts",
     "revision_after",
     "revision_start",
     "stated_value",
@@ -294,6 +295,15 @@ _RETRACTION = re.compile(  # a check ("double-check", "verify") revises nothing
     r"|re-?consider|re-?evaluate|re-?examine|re-?calculate|redo|recompute)\b",
     re.IGNORECASE,
 )
+
+
+def retracts(text: str) -> bool:
+    """Whether ``text`` says anything that can start a revision ("wait", "actually", "mistake", ...).
+
+    >>> retracts("So it is 7. Actually, 8."), retracts("So it is 7.")
+    (True, False)
+    """
+    return _RETRACTION.search(text) is not None
 
 
 def revision_after(text: str, last_answer: int) -> int | None:
