@@ -108,3 +108,38 @@ def test_parts_boxed_and_then_the_tuple_boxed_are_one_answer(completion, expecte
 )
 def test_a_matrix_with_line_breaks_is_the_same_matrix(completion, expected):
     assert _math(completion, r"\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix}") == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"\boxed{(1, 2), (2, 1), (-1, -20), (-20, -1)}", 1.0),
+        (r"The solutions are \boxed{(1, 2)}, \boxed{(2, 1)}, \boxed{(-1, -20)} and \boxed{(-20, -1)}.", 1.0),
+        (r"\boxed{(1, 2), (2, 1), (-1, -20), (-20, 1)}", 0.0),
+        (r"\boxed{(1, 2), (2, 1), (-1, -20)}", 0.0),
+    ],
+)
+def test_a_list_of_tuples_is_a_set_of_solutions(completion, expected):
+    assert _math(completion, "(2,1),(1,2),(-1,-20),(-20,-1)") == expected
+
+
+def test_answer_before_a_formula_inside_a_sentence_is_no_statement():
+    text = "Note that the answer $x$ must be positive.\nSo, $x = 5$."
+    assert _math(text, "5") == 1.0
+
+
+SUMMARY = "Summary of Solutions:\n- \\( d(6) = {a} \\)\n- \\( d(16) = {b} \\)\n- \\( d(72) = \\frac{{1}}{{9}} \\)"
+
+
+@pytest.mark.parametrize(
+    ("completion", "gold", "expected"),
+    [
+        (SUMMARY.format(a="\\frac{1}{3}", b="1"), r"\frac{1}{3},1,\frac{1}{9}", 1.0),
+        (SUMMARY.format(a="\\frac{1}{3}", b="2"), r"\frac{1}{3},1,\frac{1}{9}", 0.0),
+        (SUMMARY.format(a="1", b="\\frac{1}{3}"), r"\frac{1}{3},1,\frac{1}{9}", 0.0),  # in order
+        (SUMMARY.format(a="\\frac{1}{3}", b="1"), r"\frac{1}{9}", 0.0),  # a list against one value is a hedge
+        ("Options:\n- 3 apples\n- 5 apples", "5", 0.0),
+    ],
+)
+def test_a_closing_list_of_formulas_is_a_multi_part_answer(completion, gold, expected):
+    assert _math(completion, gold) == expected

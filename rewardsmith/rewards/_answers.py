@@ -43,6 +43,7 @@ __all__ = [
     "masked",
     "math_spans",
     "phrase_matches",
+    "retracts",
     "revision_after",
     "revision_start",
     "stated_value",
@@ -56,11 +57,12 @@ MAX_STATEMENT_CHARS = 2000
 
 _EMPHASIS = r"(?:\*\*|__)?"
 ANSWER_PHRASE = re.compile(
-    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b|(?=\$|\\\[|\\\())"
+    rf"(?:the\s{{1,20}})?(?:final\s{{1,20}})?answer{_EMPHASIS}\s{{0,20}}(?:is\b\s{{0,20}}:?|:|=|equals\b)"
     rf"(?:\s{{0,20}}{_EMPHASIS})\s{{0,20}}"
     r"(?:the\s{1,20}final\s{1,20}answer\s{1,20}is\b\s{0,20}:?\s{0,20})?"
     r"|(?:^|(?<=\n))[ \t]{0,20}(?:#{1,6}[ \t]{0,20}|\*\*)(?:final[ \t]{1,20})?answer[ \t]{0,20}:?(?:\*\*)?"
     r"[ \t]{0,20}:?[ \t]{0,20}\n\s{0,40}"
+    r"|(?:^|(?<=\n))[ \t]{0,20}(?:final[ \t]{1,20})?answer[ \t]{0,3}(?=\$|\\\[|\\\()"  # "Answer $9$" opening a line
     r"|(?<!#)####(?!#)[ \t]{0,20}(?![ \t]|[A-Za-z]{2})",  # ``#### Total Area`` is a Markdown heading
     re.IGNORECASE,
 )
@@ -280,7 +282,11 @@ def _gaps(said: str) -> list[str]:
 
 
 def masked(text: str) -> str:
-    """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose."""
+    """``text`` with every formula blanked (same length), so that words inside formulas are not read as prose.
+
+    >>> masked("the value of $x$ is 5")
+    'the value of     is 5'
+    """
     return _MATH_SPAN.sub(lambda m: " " * len(m.group(0)), text)
 
 
@@ -289,6 +295,15 @@ _RETRACTION = re.compile(  # a check ("double-check", "verify") revises nothing
     r"|re-?consider|re-?evaluate|re-?examine|re-?calculate|redo|recompute)\b",
     re.IGNORECASE,
 )
+
+
+def retracts(text: str) -> bool:
+    """Whether ``text`` says anything that can start a revision ("wait", "actually", "mistake", ...).
+
+    >>> retracts("So it is 7. Actually, 8."), retracts("So it is 7.")
+    (True, False)
+    """
+    return _RETRACTION.search(text) is not None
 
 
 def revision_after(text: str, last_answer: int) -> int | None:

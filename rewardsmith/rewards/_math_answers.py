@@ -19,6 +19,7 @@ from rewardsmith.rewards._answers import (
     final_part,
     math_spans,
     phrase_matches,
+    retracts,
     revision_after,
     statement_values,
     without_emphasis,
@@ -98,13 +99,15 @@ def read_final_answers(
         answers = [v for a in stated for v in statement_values(a)]
         answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
         where, offered = "answer phrase", any(OFFERS.search(a) for a in stated)
-    revised = revision_after(segment, _last_answer_at(segment, markers)) if answers else None
+    revised = revision_after(segment, _last_answer_at(segment, markers)) if answers and retracts(segment) else None
     if revised is not None and closing_statement(segment[revised:]):  # "**Final answer:** 7 ... Actually it's 8."
         answers, where = closing_statement(segment[revised:]) or [], "closing statement after a revision"
         offered = bool(OFFERS.search(closing_sentence(segment[revised:]) or ""))
     if not answers:
         answers, where = closing_statement(segment) or [], "closing statement"
         offered = bool(OFFERS.search(closing_sentence(segment) or ""))
+    if not answers:
+        answers, where = _closing_list(segment), "closing list"  # "Summary:\n- d(6) = 1/3\n- d(16) = 1"
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)", False
     answers = [strip_delimiters(alt) for a in answers for alt in alternatives(without_working(without_negation(a)))]
@@ -114,6 +117,27 @@ def read_final_answers(
     if answers and not kept:
         return [], 'every stated answer is rejected in the text ("not ...", "... is incorrect")', False
     return _restated(kept), where, offered
+
+
+_ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022]|\d{1,2}[.)])[ \t]{1,8}(.{1,300})")
+_ITEM_VALUE = re.compile(r"=\s{0,5}([^=]{1,200})$")
+
+
+def _closing_list(segment: str) -> list[str]:
+    r"""The values of a list of formulas that closes the text, one item per line (a multi-part answer, or a hedge).
+
+    >>> _closing_list("Summary:\n- \\( d(6) = \\frac{1}{3} \\)\n- \\( d(16) = 1 \\)"), _closing_list("- 3 apples")
+    (['\\frac{1}{3}', '1'], [])
+    """
+    items = []
+    for line in reversed(segment.rstrip().split("\n")[-MAX_ANSWERS:]):
+        item = _ITEM.fullmatch(line.rstrip())
+        spans = math_spans(item.group(1)) if item else []
+        if len(spans) != 1:
+            break
+        value = _ITEM_VALUE.search(spans[0])
+        items.append(value.group(1).strip() if value else spans[0])
+    return items[::-1] if len(items) >= 2 else []
 
 
 def _restated(answers: list[str]) -> list[str]:

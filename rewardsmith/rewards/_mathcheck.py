@@ -345,6 +345,8 @@ def compare(
             predicted = p_unit[0]
         if g_unit and (p_unit or rational(predicted) is not None):  # 45 against 45^\circ; a formula keeps it
             gold, gold_value = g_unit[0], None
+    if g_parts and all(part[:1] == "(" and part[-1:] == ")" for part in g_parts):
+        ordered = False  # a list of tuples is a set of solutions: (2,1), (1,2) in any order
     if ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts):
         verdicts = [compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(g_parts, p_parts)]
         if any(v is None for v in verdicts):
