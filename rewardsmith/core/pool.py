@@ -306,7 +306,7 @@ class WorkerPool:
                 indices, one = [pending.take(slot) for _ in range(min(count, len(pending)))], False
             task = Task(next(self._task_ids), indices, one, report_every(timeout, one))
             try:
-                worker.send((task.task_id, [rows[i] for i in indices], task.every))
+                worker.send((task.handle, [rows[i] for i in indices], task.every))
             except (BrokenPipeError, ConnectionError, EOFError):
                 for index in reversed(indices):
                     pending.put_back(slot, index)
@@ -352,7 +352,7 @@ class WorkerPool:
     def _task_done(self, worker, message, busy, results) -> None:
         task_id, outcomes, seconds = message
         task = busy.get(worker)
-        if task is None or task.task_id != task_id:
+        if task is None or task.handle != task_id:
             return  # a stale answer for a task that was already given up on
         self.sizes.measured(seconds, len(outcomes))
         for kind, payload in outcomes:

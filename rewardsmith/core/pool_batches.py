@@ -34,6 +34,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["BATCH_SECONDS", "MAX_BATCH", "BatchSizes", "Task", "report_every"]
 
@@ -86,9 +87,10 @@ class BatchSizes:
 
 @dataclass
 class Task:
-    """One batch in flight on one worker: its rows (indices of the call), how many came back, when last."""
+    """One batch in flight on one worker: its handle (the pool's task id, the Ray engine's stream), its rows
+    (indices of the call), how many came back, when last."""
 
-    task_id: int
+    handle: Any
     rows: list[int]
     careful: bool
     every: float

@@ -195,7 +195,7 @@ class RayPool:
         deadlines = []
         for slot in self._slots:
             if slot.batch is not None:
-                watched.append((slot.batch.stream, slot))
+                watched.append((slot.batch.handle, slot))
                 deadline = slot.batch.deadline(call.timeout)
                 if deadline is not None:
                     deadlines.append(deadline)
@@ -212,7 +212,7 @@ class RayPool:
         for ref, slot in watched:
             if id(ref) not in ready:
                 continue
-            if slot.batch is not None and ref is slot.batch.stream:
+            if slot.batch is not None and ref is slot.batch.handle:
                 self._take_report(slot, call)
             else:
                 self._started(slot, ref)
@@ -239,7 +239,7 @@ class RayPool:
         batch = slot.batch
         assert batch is not None
         try:
-            outcomes, seconds = self.ray.get(next(batch.stream))
+            outcomes, seconds = self.ray.get(next(batch.handle))
         except StopIteration:  # the stream ended before every row came back (cannot happen but after a fatal one)
             self._lost(slot, call, Failure("error", "the Ray actor stopped before scoring this sample", "RayError"))
             return

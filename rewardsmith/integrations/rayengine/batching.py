@@ -34,12 +34,9 @@ the end. That is what keeps the per-sample guarantees with batches:
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import dataclass, field
-from typing import Any
 
 from rewardsmith.core.pool_batches import BatchSizes as _Sizes
-from rewardsmith.core.pool_batches import report_every
+from rewardsmith.core.pool_batches import Task, report_every
 
 __all__ = ["BATCH_SECONDS", "Batch", "ray_batch_sizes", "report_every"]
 
@@ -55,25 +52,5 @@ def ray_batch_sizes(actors: int) -> _Sizes:
     return _Sizes(actors, target=BATCH_SECONDS, most=_MAX_BATCH)
 
 
-@dataclass
-class Batch:
-    """One batch in flight on one actor: its rows (indices of the call), how many came back, its stream."""
-
-    stream: Any
-    rows: list[int]
-    careful: bool
-    report_every: float
-    progress_at: float = field(default_factory=time.monotonic)
-    done: int = 0
-
-    def deadline(self, timeout: float | None) -> float | None:
-        """When the sample running now has had its ``timeout`` for sure (see the module docs)."""
-        return None if timeout is None else self.progress_at + timeout + self.report_every
-
-    @property
-    def unreported(self) -> list[int]:
-        return self.rows[self.done :]
-
-    @property
-    def finished(self) -> bool:
-        return self.done >= len(self.rows)
+#: One batch in flight on one actor: its handle is the actor's result stream.
+Batch = Task
