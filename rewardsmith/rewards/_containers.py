@@ -130,11 +130,22 @@ def _pattern(containers: tuple[Container, ...]) -> tuple[re.Pattern[str], dict[s
 
 
 def _marker_pattern(marker: str) -> str:
-    """A marker as a pattern: a tag may have spaces inside its brackets (``<answer >``, ``</ answer>``)."""
+    """A marker as a pattern: a tag may have spaces inside its brackets (``<answer >``, ``</ answer>``), and an
+    opening tag attributes (``<think method="cot">``, as reward-kit and some chat templates write them)."""
     tag = re.fullmatch(r"<(/?)([^<>\s]{1,60})>", marker)
     if tag is None:
         return re.escape(marker)
-    return rf"<[ \t]{{0,3}}{tag.group(1)}[ \t]{{0,3}}{re.escape(tag.group(2))}[ \t]{{0,3}}>"
+    attributes = "" if tag.group(1) else r"(?:[ \t]{1,3}[^<>]{0,200}?)?"
+    return rf"<[ \t]{{0,3}}{tag.group(1)}[ \t]{{0,3}}{re.escape(tag.group(2))}{attributes}[ \t]{{0,3}}>"
+
+
+_TAG_KEY = re.compile(r"<[ \t]*(/?)[ \t]*([^\s<>]+?)(?:[ \t][^<>]*)?>")
+
+
+def _marker_key(found: str) -> str:
+    """The marker a match stands for: spaces and an opening tag's attributes left out, lower case."""
+    tag = _TAG_KEY.fullmatch(found)
+    return f"<{tag.group(1)}{tag.group(2)}>".lower() if tag else re.sub(r"[ \t]", "", found).lower()
 
 
 def iter_markers(text: str, containers: tuple[Container, ...]) -> Iterator[Tag]:
@@ -144,10 +155,12 @@ def iter_markers(text: str, containers: tuple[Container, ...]) -> Iterator[Tag]:
     [('start_w', False), ('start_w', True)]
     >>> [(t.name, t.closing) for t in iter_markers("<answer >5</ answer>", (container("answer"),))]
     [('answer', False), ('answer', True)]
+    >>> [(t.name, t.closing) for t in iter_markers('<think method="cot">x</think><thinking>', (container("think"),))]
+    [('think', False), ('think', True)]
     """
     pattern, markers = _pattern(containers)
     for match in pattern.finditer(text):
-        found = markers.get(re.sub(r"[ \t]", "", match.group(0)).lower())
+        found = markers.get(_marker_key(match.group(0)))
         if found is None:  # a case-insensitive match whose lower-case form differs (rare Unicode folds)
             found = next(v for k, v in markers.items() if re.fullmatch(_marker_pattern(k), match.group(0), re.I))
         yield Tag(found[0], found[1], match.start(), match.end())
@@ -168,12 +181,14 @@ def find_markers(text: str, containers: tuple[Container, ...], limit: int | None
 
 
 def count(text: str, box: Container, closing: bool) -> int:
-    """How often the opening (or closing) marker occurs, case-insensitively.
+    """How often the opening (or closing) marker occurs, read as :func:`iter_markers` reads markers.
 
     >>> count("<SOLUTION>a</solution><solution>", container("solution"), False)
     2
+    >>> count('<answer type="final">4</answer>', container("answer"), False)
+    1
     """
-    return text.lower().count(box.describe(closing).lower())
+    return sum(tag.closing == closing for tag in iter_markers(text, (box,)))
 
 
 def blocks(text: str, box: Container, limit: int | None = None) -> list[str] | None:

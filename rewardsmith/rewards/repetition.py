@@ -95,7 +95,7 @@ class Repetition(Reward):
 # Bounded quantifiers: no run of white space is scanned from more than a few starts.
 _STEP_MARKER = re.compile(
     r"(?im)^[ \t]{0,20}(?:step[ \t]{0,5}\d{1,9}[ \t]{0,5}[:.)]|\d{1,9}[ \t]{0,5}[.)]\s|[-*•]\s)"
-    r"|(?:^|(?<=[.!?]\s))(?:first|second|third|next|then|finally|lastly)\b,?"
+    r"|(?:^[ \t]{0,20}|(?<=[.!?]\s))(?:first|second|third|next|then|finally|lastly)\b,?"
 )
 
 
