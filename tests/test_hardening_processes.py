@@ -102,7 +102,7 @@ def test_the_training_dry_run_refuses_absurd_workers_and_notes_capped_ones(tmp_p
     data.write_text('{"question": "2+2?", "answer": "#### 4"}\n{"question": "2+3?", "answer": "#### 5"}\n')
     config = tmp_path / "run.yaml"
 
-    def dry_run(workers: int) -> subprocess.CompletedProcess:
+    def dry_run(workers: int, **environ: str) -> subprocess.CompletedProcess:
         config.write_text(
             textwrap.dedent(f"""
                 model: {{name_or_path: "builtin:tiny"}}
@@ -112,7 +112,7 @@ def test_the_training_dry_run_refuses_absurd_workers_and_notes_capped_ones(tmp_p
                 trainer: {{num_generations: 2, per_device_train_batch_size: 2, learning_rate: 1.0e-3}}
             """)
         )
-        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+        env = {**os.environ, "PYTHONWARNINGS": "ignore", **environ}
         command = [sys.executable, "-m", "rewardsmith.cli", "train", str(config), "--dry-run"]
         return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
 
@@ -123,6 +123,10 @@ def test_the_training_dry_run_refuses_absurd_workers_and_notes_capped_ones(tmp_p
     noted = dry_run(many)
     assert noted.returncode == 0, noted.stdout + noted.stderr
     assert f"asks for workers={many}" in noted.stdout + noted.stderr
+    # the node's budget, as the pool itself counts it (REWARDSMITH_NODE_CPUS here; ranks share it in a launch)
+    shared = dry_run(2, REWARDSMITH_NODE_CPUS="1")
+    assert shared.returncode == 0, shared.stdout + shared.stderr
+    assert "asks for workers=2, but this rank's CPU budget is 1" in shared.stdout + shared.stderr
 
 
 def test_worker_process_groups_are_their_own():

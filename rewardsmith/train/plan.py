@@ -232,19 +232,25 @@ def _eval_strategy_check(settings: DatasetSettings, args: Any) -> None:
 
 
 def _worker_warnings(rewards: list[Any]) -> list[str]:
-    """A note for each reward that asks for more local worker processes than this machine has CPUs."""
+    """A note for each reward that asks for more local worker processes than this rank's CPU budget allows.
+
+    The budget is the pool's own (:func:`rewardsmith.core.budget.cpu_budget`: ``REWARDSMITH_NODE_CPUS``, else the
+    CPUs this process may use lowered to the cgroup's quota, shared by the node's ``LOCAL_WORLD_SIZE`` ranks).
+    """
+    from rewardsmith.core.budget import cpu_budget
     from rewardsmith.core.processes import usable_cpus
     from rewardsmith.data.columns import leaf_rewards
 
-    cpus = usable_cpus()
+    budget = min(cpu_budget(), usable_cpus())
     notes = []
     for top in rewards:
         for leaf, _ in leaf_rewards(top):
             workers = getattr(leaf, "workers", 1)
-            if getattr(leaf, "engine", "local") == "local" and isinstance(workers, int) and workers > cpus:
+            if getattr(leaf, "engine", "local") == "local" and isinstance(workers, int) and workers > budget:
                 notes.append(
-                    f"reward {leaf.name!r} asks for workers={workers}, but this machine has {cpus} usable CPUs: it "
-                    f"will run at most {cpus} worker processes (and never more than a batch has samples)"
+                    f"reward {leaf.name!r} asks for workers={workers}, but this rank's CPU budget is {budget} (the "
+                    f"node's CPUs, REWARDSMITH_NODE_CPUS or the cgroup quota, shared by LOCAL_WORLD_SIZE ranks): it "
+                    f"will run at most {budget} worker processes (and never more than a batch has samples)"
                 )
     return notes
 
