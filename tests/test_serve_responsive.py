@@ -1,15 +1,16 @@
 """The reward server stays responsive and bounded under big requests: a real server on 127.0.0.1.
 
 ``/health`` is answered while a 56 MB ``/verify`` request (600,000 output items) is read, converted, scored and
-answered (each health check has a time limit that must hold: before, the event loop stopped for 3-11 s); a body
-of 699,029 empty completions is refused with 413 before it is built (the server's peak memory grows by a small
-multiple of the body, not 23 times it).
+answered (no health check waits a third of the big request's own duration: before, the event loop stopped
+for most of it); a body of 699,029 empty completions is refused with 413 before it is built (the server's
+peak memory grows by a small multiple of the body, not 23 times it).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -44,16 +45,22 @@ def test_health_is_answered_while_a_huge_verify_request_is_in_flight(tmp_path):
             outcome["status"], outcome["reward"] = response.status_code, response.json().get("reward")
 
         sender = threading.Thread(target=big)
+        started = time.monotonic()
         sender.start()
-        answered = 0
+        answered, longest = 0, 0.0
         with httpx.Client() as client:
             while sender.is_alive():
-                # a limit that must hold: before, /health waited 3 to 11 s behind the big request
-                assert client.get(url + "/health", timeout=2.0).status_code == 200
+                asked = time.monotonic()
+                assert client.get(url + "/health", timeout=120).status_code == 200
+                longest = max(longest, time.monotonic() - asked)
                 answered += sender.is_alive()
         sender.join()
+        took = time.monotonic() - started
     assert outcome == {"status": 200, "reward": 0.0}
     assert answered >= 10  # answered again and again while the big request was in flight
+    # Judged against the big request's own duration in the same run, so a loaded machine slows both sides alike:
+    # before, the event loop stopped for most of the request (parsing 56 MB on it), now no wait is a third of it.
+    assert longest < took / 3, f"/health waited {longest:.2f} s during a {took:.1f} s request"
 
 
 def test_a_batch_over_max_samples_is_refused_before_it_is_built(tmp_path):
