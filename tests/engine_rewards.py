@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -101,3 +102,13 @@ class SpawnsChildren(Reward):
         if completion == "stay":
             time.sleep(10_000)
         return 1.0
+
+
+@contextlib.contextmanager
+def warmed(r):
+    """``r`` after one cheap call (the pool has measured the reward's cost and sends big batches); closed after."""
+    try:
+        assert r(completions=["a"] * 8) is not None
+        yield r
+    finally:
+        r.close()

@@ -4,22 +4,10 @@ sample at a time: input order, timeouts that kill (a hang mid-batch costs that s
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
-from engine_rewards import hostile, worker_pid
+from engine_rewards import hostile, warmed, worker_pid
 
 pytestmark = pytest.mark.timeout(300)
-
-
-@contextlib.contextmanager
-def warmed(r):
-    """``r`` after one cheap call (the pool has measured the reward's cost and sends big batches); closed after."""
-    try:
-        assert r(completions=["a"] * 8) is not None
-        yield r
-    finally:
-        r.close()
 
 
 def test_many_cheap_samples_travel_in_few_batches_and_come_back_in_order():

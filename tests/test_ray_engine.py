@@ -7,14 +7,13 @@ instance serves them all.
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
 
 ray = pytest.importorskip("ray")
 
-from engine_rewards import hostile, worker_pid  # noqa: E402
+from engine_rewards import hostile, warmed, worker_pid  # noqa: E402
 
 from rewardsmith import get_reward, reward  # noqa: E402
 from rewardsmith.core.errors import RewardConfigError  # noqa: E402
@@ -115,16 +114,6 @@ def test_unknown_engine_and_async_or_batch_rewards_are_config_errors():
 
     with pytest.raises(RewardConfigError, match="batch function"):
         get_reward(batch, engine="ray")
-
-
-@contextlib.contextmanager
-def warmed(r):
-    """``r`` after one cheap call (the pool has measured the reward's cost and sends big batches); closed after."""
-    try:
-        assert r(completions=["a"] * 8) is not None
-        yield r
-    finally:
-        r.close()
 
 
 def test_many_cheap_samples_travel_in_few_batches_and_come_back_in_order():
