@@ -41,11 +41,16 @@ def _rebuild_function_reward(cls: type, ref: Any, state: dict[str, Any]) -> Any:
     return obj
 
 
+@dataclass(eq=False, repr=False)
 class _FunctionMixin:
-    """What per-sample function rewards share, sync or async."""
+    """What per-sample function rewards share, sync or async: the function and its bound settings."""
 
     fn: Callable[..., Any]
-    bound: dict[str, Any]
+    bound: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()  # type: ignore[misc]  # the Reward's
+        self._init_function()
 
     def _init_function(self) -> None:
         self.__dict__["_fn_name"] = callable_name(self.fn)  # asked for on every call: worked out once
@@ -112,24 +117,10 @@ _DEFAULTS: dict[str, Any] = {
 class FunctionReward(_FunctionMixin, Reward):
     """A per-sample function as a reward; what ``@reward`` returns."""
 
-    fn: Callable[..., Any]
-    bound: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._init_function()
-
 
 @dataclass(eq=False, repr=False)
 class AsyncFunctionReward(_FunctionMixin, AsyncReward):
     """An ``async def`` per-sample function as a reward; what ``@reward`` returns for coroutines."""
-
-    fn: Callable[..., Any]
-    bound: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._init_function()
 
 
 def callable_name(fn: Any) -> str:

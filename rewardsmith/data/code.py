@@ -94,6 +94,9 @@ class MBPP(Converter):
     def add(a, b):
     """
 
+    INPUT_SETTINGS = ("text_key", "tests_key")
+    OUTPUT_COLUMNS = ("prompt", "tests")
+
     text_key: str = "text"
     tests_key: str = "test_list"
     setup_key: str = "test_setup_code"
@@ -112,14 +115,6 @@ class MBPP(Converter):
             )
         if self.show_tests not in SHOW_TESTS:
             raise DatasetError(f"mbpp: show_tests must be one of {SHOW_TESTS}, got {self.show_tests!r}")
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.text_key, self.tests_key)
-
-    @property
-    def output_columns(self) -> tuple[str, ...]:
-        return ("prompt", "tests")
 
     def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
         asserts = row.get(self.tests_key)
@@ -172,18 +167,13 @@ class HumanEval(Converter):
     ['entry_point', 'format', 'prompt', 'test']
     """
 
+    INPUT_SETTINGS = ("prompt_key", "test_key", "entry_point_key")
+    OUTPUT_COLUMNS = ("prompt", "tests")
+
     prompt_key: str = "prompt"
     test_key: str = "test"
     entry_point_key: str = "entry_point"
     instruction: str = "Complete the following Python function. Answer with the whole function in a ```python block."
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.prompt_key, self.test_key, self.entry_point_key)
-
-    @property
-    def output_columns(self) -> tuple[str, ...]:
-        return ("prompt", "tests")
 
     def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
         stub = cell_text(row, self.prompt_key, "function stub")
@@ -225,19 +215,14 @@ class APPS(Converter):
     'stdio'
     """
 
+    INPUT_SETTINGS = ("question_key", "tests_key")
+    OUTPUT_COLUMNS = ("prompt", "tests")
+
     question_key: str = "question"
     tests_key: str = "input_output"
     starter_key: str = "starter_code"
     stdio_hint: str = "Read the input from standard input and print the answer to standard output."
     call_hint: str = "Write the function {fn_name} (complete the starter code if there is one); it is called directly."
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.question_key, self.tests_key)
-
-    @property
-    def output_columns(self) -> tuple[str, ...]:
-        return ("prompt", "tests")
 
     def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
         question = cell_text(row, self.question_key, "question")
@@ -263,17 +248,12 @@ class CodeContests(Converter):
     ['1 2\\n']
     """
 
+    INPUT_SETTINGS = ("description_key",)
+    OUTPUT_COLUMNS = ("prompt", "tests")
+
     description_key: str = "description"
     test_keys: tuple[str, ...] = ("public_tests", "private_tests", "generated_tests")
     hint: str = "Read the input from standard input and print the answer to standard output."
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.description_key,)
-
-    @property
-    def output_columns(self) -> tuple[str, ...]:
-        return ("prompt", "tests")
 
     def convert(self, row: Mapping[str, Any]) -> dict[str, Any]:
         prompt = cell_text(row, self.description_key, "description")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardsmith.core.errors import DatasetError
 from rewardsmith.core.inputs import content_text
@@ -42,9 +42,11 @@ __all__ = [
 class Converter:
     """Base class of dataset converters: subclass it as a dataclass whose fields are its settings.
 
-    Override :meth:`convert`, and declare the columns: ``input_columns`` (source
-    columns it cannot work without), ``output_columns`` (what it writes; always
-    includes ``prompt``) and, when it renames columns, ``removed_columns``.
+    Override :meth:`convert`, and declare the columns: ``INPUT_SETTINGS`` (the
+    settings naming the source columns it cannot work without), ``OUTPUT_COLUMNS``
+    (what it writes; always includes ``prompt``) and, when it renames columns,
+    ``removed_columns``; override the ``input_columns`` / ``output_columns``
+    properties instead where they depend on settings in another way.
     Raise :class:`~rewardsmith.DatasetError` for a row it cannot convert; the
     row's number is added to the message.
 
@@ -52,26 +54,29 @@ class Converter:
     >>> @dataclass
     ... class Reverse(Converter):
     ...     '''The prompt asks to reverse `word`; `answer` is the word reversed.'''
+    ...     INPUT_SETTINGS = ("word_key",)
+    ...     OUTPUT_COLUMNS = ("prompt", "answer")
     ...     word_key: str = "word"
-    ...     @property
-    ...     def input_columns(self): return (self.word_key,)
-    ...     @property
-    ...     def output_columns(self): return ("prompt", "answer")
     ...     def convert(self, row):
     ...         return {"prompt": f"Reverse {row[self.word_key]!r}.", "answer": row[self.word_key][::-1]}
     >>> Reverse().convert({"word": "abc"})
     {'prompt': "Reverse 'abc'.", 'answer': 'cba'}
     """
 
+    #: The settings (field names) that hold the source columns every row must have; see :attr:`input_columns`.
+    INPUT_SETTINGS: ClassVar[tuple[str, ...]] = ()
+    #: The columns :meth:`convert` writes, when they do not depend on settings; see :attr:`output_columns`.
+    OUTPUT_COLUMNS: ClassVar[tuple[str, ...]] = ("prompt",)
+
     @property
     def input_columns(self) -> tuple[str, ...]:
-        """Source columns every row must have."""
-        return ()
+        """Source columns every row must have (by default the values of the settings in ``INPUT_SETTINGS``)."""
+        return tuple(getattr(self, setting) for setting in self.INPUT_SETTINGS)
 
     @property
     def output_columns(self) -> tuple[str, ...]:
-        """Columns :meth:`convert` writes (``prompt`` always among them)."""
-        return ("prompt",)
+        """Columns :meth:`convert` writes (``prompt`` always among them; by default ``OUTPUT_COLUMNS``)."""
+        return self.OUTPUT_COLUMNS
 
     @property
     def removed_columns(self) -> tuple[str, ...]:
@@ -223,12 +228,10 @@ class Chat(Converter):
     {'prompt': [{'role': 'user', 'content': 'Hi'}], 'completion': [{'role': 'assistant', 'content': 'Hello!'}]}
     """
 
+    INPUT_SETTINGS = ("messages_key",)
+
     messages_key: str = "messages"
     completion_column: str = "completion"
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.messages_key,)
 
     @property
     def output_columns(self) -> tuple[str, ...]:
@@ -270,12 +273,10 @@ class FireworksEval(Chat):
     {'prompt': [{'role': 'user', 'content': '2+2?'}], 'completion': None, 'answer': '4'}
     """
 
+    INPUT_SETTINGS = ("messages_key", "ground_truth_key")
+
     ground_truth_key: str = "ground_truth"
     answer_column: str = "answer"
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.messages_key, self.ground_truth_key)
 
     @property
     def output_columns(self) -> tuple[str, ...]:

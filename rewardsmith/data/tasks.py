@@ -45,16 +45,11 @@ class GSM8K(Converter):
     {'prompt': '2 + 2?', 'answer': '4', 'solution': '2 + 2 = 4\\n#### 4'}
     """
 
+    INPUT_SETTINGS = ("question_key", "answer_key")
+    OUTPUT_COLUMNS = ("prompt", "answer", "solution")
+
     question_key: str = "question"
     answer_key: str = "answer"
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.question_key, self.answer_key)
-
-    @property
-    def output_columns(self) -> tuple[str, ...]:
-        return ("prompt", "answer", "solution")
 
     @property
     def removed_columns(self) -> tuple[str, ...]:
@@ -77,17 +72,12 @@ class Math(Converter):
     {'prompt': '1/2 + 1/2?', 'answer': '1'}
     """
 
+    INPUT_SETTINGS = ("problem_key",)
+    OUTPUT_COLUMNS = ("prompt", "answer")
+
     problem_key: str = "problem"
     solution_key: str = "solution"
     answer_key: str = "answer"
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.problem_key,)
-
-    @property
-    def output_columns(self) -> tuple[str, ...]:
-        return ("prompt", "answer")
 
     @property
     def removed_columns(self) -> tuple[str, ...]:
@@ -149,16 +139,11 @@ class Countdown(Converter):
     16
     """
 
+    INPUT_SETTINGS = ("nums_key", "target_key")
+    OUTPUT_COLUMNS = ("prompt", "nums", "target")
+
     nums_key: str = "nums"
     target_key: str = "target"
-
-    @property
-    def input_columns(self) -> tuple[str, ...]:
-        return (self.nums_key, self.target_key)
-
-    @property
-    def output_columns(self) -> tuple[str, ...]:
-        return ("prompt", "nums", "target")
 
     @property
     def removed_columns(self) -> tuple[str, ...]:

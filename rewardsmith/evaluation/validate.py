@@ -87,20 +87,7 @@ def check_job(
     weights: list[float] | None = None
     if rewards is not None:
         made, weights = rewards_with_problems(rewards, None, problems)
-    gen = None
-    if generation is not None:
-        with problems.check():
-            gen = GenerationConfig.of(generation)
-    if (completions_column is None) == (generation is None):
-        problems.add(
-            "say where the completions come from: completions_column= (score a column of the data) or generation= "
-            "(generate them with a model), not both"
-            if generation is not None
-            else "say where the completions come from: completions_column= (a column of the data, e.g. 'completion') "
-            "or generation={'model': ..., 'base_url': ...} (generate them)"
-        )
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
-        problems.add(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,}, got {batch_size!r}")
+    gen = _checked_settings(problems, completions_column, generation, batch_size)
     prepared = first = None
     if dataset is not None:
         with problems.check():
@@ -121,17 +108,48 @@ def check_job(
     description = _describe_job(dataset, split, made, completions_column, gen)
     if weights and any(w != 1.0 for w in weights):  # as trained with: stated, each reward still scored on its own
         description["weights"] = {r.name: w for r, w in zip(made, weights)}
-    identity = {
-        **description,
-        "dataset_options": _plain(dataset_options),
-        "rewards": {r.name: _plain(r.settings) for r in made},
-        "generation": gen.identity() if gen is not None else None,
-    }
+    identity = _job_identity(description, dataset_options, made, gen)
     warnings = optional_column_warnings(columns, made)
     checked = CheckedJob(made, gen, completions_column, prepared, columns, description, identity, warnings=warnings)
     with problems.check():
         checked.generator = make_generator(gen) if gen is not None else None
     return None if problems else checked
+
+
+def _job_identity(
+    description: dict[str, Any], dataset_options: dict[str, Any], made: list[Reward], gen: GenerationConfig | None
+) -> dict[str, Any]:
+    """What makes two jobs the same job (a folder's results are resumed only for the same identity)."""
+    return {
+        **description,
+        "dataset_options": _plain(dataset_options),
+        "rewards": {r.name: _plain(r.settings) for r in made},
+        "generation": gen.identity() if gen is not None else None,
+    }
+
+
+def _checked_settings(
+    problems: ConfigProblems,
+    completions_column: str | None,
+    generation: GenerationConfig | dict[str, Any] | None,
+    batch_size: Any,
+) -> GenerationConfig | None:
+    """The generation settings (``None`` without a model); where completions come from and ``batch_size`` checked."""
+    gen = None
+    if generation is not None:
+        with problems.check():
+            gen = GenerationConfig.of(generation)
+    if (completions_column is None) == (generation is None):
+        problems.add(
+            "say where the completions come from: completions_column= (score a column of the data) or generation= "
+            "(generate them with a model), not both"
+            if generation is not None
+            else "say where the completions come from: completions_column= (a column of the data, e.g. 'completion') "
+            "or generation={'model': ..., 'base_url': ...} (generate them)"
+        )
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        problems.add(f"batch_size must be a whole number from 1 to {MAX_BATCH_SIZE:,}, got {batch_size!r}")
+    return gen
 
 
 def _first_row(prepared: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError
@@ -96,6 +97,133 @@ def _submit_tool(ors: Any) -> Callable[..., Any]:
     return ors.tool(submit)
 
 
+@dataclass(frozen=True)
+class _Tasks:
+    """What every session of one environment class shares: the rewards, the tasks and the tools' class."""
+
+    reward: Any
+    per_turn: Any
+    rows: list[dict[str, Any]]
+    environment: type | None
+    prompt_column: str
+
+    def columns(self, row: dict[str, Any]) -> dict[str, list[Any]]:
+        """A row's columns other than the prompt, as the rewards take them (one sample)."""
+        return {k: [v] for k, v in row.items() if k != self.prompt_column}
+
+
+class _Session:
+    """The methods of an ORS environment class made by :func:`ors_environment`; ``_tasks`` is set per class."""
+
+    _tasks: _Tasks
+
+    def __init__(self: Any, task_spec: Any = None, secrets: Any = None) -> None:
+        _ors().Environment.__init__(self, task_spec or {}, secrets or {})
+        self.row = dict(task_spec or {})
+        self.transcript: list[dict[str, Any]] = []
+        environment = self._tasks.environment
+        self.env = environment() if environment is not None else None
+        self.observation = None
+        self.done = False
+
+    def setup(self: Any) -> None:
+        if self.env is not None and callable(getattr(self.env, "reset", None)):
+            self.observation = self.env.reset(**self.row)
+
+    def get_prompt(self: Any) -> list[Any]:
+        text = prompt_text(self.row.get(self._tasks.prompt_column))
+        if isinstance(self.observation, str) and self.observation:
+            text = f"{text}\n{self.observation}"
+        return [_ors().TextBlock(text=text)]
+
+    @classmethod
+    def list_splits(cls) -> list[str]:
+        return ["train"]
+
+    @classmethod
+    def list_tasks(cls, split: str) -> list[dict[str, Any]]:
+        return list(cls._tasks.rows) if split == "train" else []
+
+    def _call(self: Any, tool: str, arguments: dict[str, Any]) -> Any:
+        ors = _ors()
+        call = {"type": "function", "function": {"name": tool, "arguments": arguments}}
+        try:
+            text = str(getattr(self.env, tool)(**arguments))
+        except Exception as exc:  # a tool that raises is a failed call, recorded as TRL records it
+            text = str({"error": f"{type(exc).__name__}: {exc}"})
+        self.transcript += [
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "name": tool, "content": text},
+        ]
+        return ors.ToolOutput(blocks=[ors.TextBlock(text=text)], reward=self._turn_score(), finished=False)
+
+    def _turn_score(self: Any) -> float | None:
+        """The per-turn reward's score of the turn just made (``None``: no per-turn reward, or not judged)."""
+        tasks = self._tasks
+        if tasks.per_turn is None:
+            return None
+        prompts = [self.row.get(tasks.prompt_column)]
+        (turns,) = tasks.per_turn.turn_rewards(prompts, [list(self.transcript)], None, **tasks.columns(self.row))
+        return turns[-1] if turns else None
+
+    def _submit(self: Any, answer: str) -> Any:
+        from rewardsmith.compose.combine import Combined
+
+        ors, reward = _ors(), self._tasks.reward
+        if self.done:
+            return ors.ToolOutput(blocks=[ors.TextBlock(text="the episode is finished")], finished=True)
+        self.done = True
+        completion = [*self.transcript, {"role": "assistant", "content": answer}]
+        prompts = [self.row.get(self._tasks.prompt_column)]
+        (result,) = reward.explain(prompts, [completion], None, **self._tasks.columns(self.row))
+        if isinstance(reward, Combined):  # each component's result is in the metrics, by name
+            scores = {label: getattr(result.metrics.get(label), "score", None) for label in reward.labels}
+        else:
+            scores = {reward.name: result.score}
+        return ors.ToolOutput(
+            blocks=[ors.TextBlock(text=result.reason or f"score {result.score}")],
+            reward=result.score,
+            finished=True,
+            metadata={"reason": result.reason, "error": result.error, "components": scores},
+        )
+
+
+def _checked_tasks(
+    rewards: Any,
+    tasks: Sequence[dict[str, Any]],
+    weights: Sequence[float] | None,
+    environment: type | None,
+    turn_reward: Any,
+    prompt_column: str,
+) -> _Tasks:
+    from rewardsmith.core.registry import get_reward
+    from rewardsmith.core.turns import TurnReward
+
+    per_turn = None if turn_reward is None else get_reward(turn_reward)
+    if per_turn is not None and not isinstance(per_turn, TurnReward):
+        raise RewardConfigError(f"turn_reward must be a per-turn reward (a TurnReward), got {per_turn.name!r}")
+    rows = [dict(row) for row in tasks]
+    if not rows:
+        raise RewardConfigError("an ORS environment needs at least one task (row)")
+    missing = [i for i, row in enumerate(rows) if prompt_column not in row]
+    if missing:
+        raise RewardConfigError(
+            f"task(s) {missing[:5]} have no {prompt_column!r} column (the prompt); set prompt_column"
+        )
+    return _Tasks(_combined(rewards, weights), per_turn, rows, environment, prompt_column)
+
+
+def _environment_tools(ors: Any, environment: type | None) -> dict[str, Any]:
+    """ORS tools for the public methods of a TRL-style environment class (not ``reset``, ``get_reward``, ``submit``)."""
+    if environment is None:
+        return {}
+    return {
+        attr: _tool(ors, attr, _argument_model(attr, method), (method.__doc__ or "").strip())
+        for attr, method in inspect.getmembers(environment, predicate=inspect.isfunction)
+        if not attr.startswith("_") and attr not in ("reset", "get_reward", "submit")
+    }
+
+
 def ors_environment(
     rewards: Any,
     tasks: Sequence[dict[str, Any]],
@@ -119,105 +247,17 @@ def ors_environment(
     >>> env.name(), [t.name for t in env.list_tools().tools], env.list_splits()
     ('math', ['submit'], ['train'])
     """
-    from rewardsmith.compose.combine import Combined
-    from rewardsmith.core.registry import get_reward
-    from rewardsmith.core.turns import TurnReward
-
     ors = _ors()
-    reward = _combined(rewards, weights)
-    per_turn = None if turn_reward is None else get_reward(turn_reward)
-    if per_turn is not None and not isinstance(per_turn, TurnReward):
-        raise RewardConfigError(f"turn_reward must be a per-turn reward (a TurnReward), got {per_turn.name!r}")
-    rows = [dict(row) for row in tasks]
-    if not rows:
-        raise RewardConfigError("an ORS environment needs at least one task (row)")
     if not isinstance(name, str) or not name.isidentifier():
         raise RewardConfigError(f"the environment's name must be an identifier (it is a URL path), got {name!r}")
-    missing = [i for i, row in enumerate(rows) if prompt_column not in row]
-    if missing:
-        raise RewardConfigError(
-            f"task(s) {missing[:5]} have no {prompt_column!r} column (the prompt); set prompt_column"
-        )
-
-    def __init__(self: Any, task_spec: Any = None, secrets: Any = None) -> None:
-        ors.Environment.__init__(self, task_spec or {}, secrets or {})
-        self.row = dict(task_spec or {})
-        self.transcript: list[dict[str, Any]] = []
-        self.env = environment() if environment is not None else None
-        self.observation = None
-        self.done = False
-
-    def setup(self: Any) -> None:
-        if self.env is not None and callable(getattr(self.env, "reset", None)):
-            self.observation = self.env.reset(**self.row)
-
-    def get_prompt(self: Any) -> list[Any]:
-        text = prompt_text(self.row.get(prompt_column))
-        if isinstance(self.observation, str) and self.observation:
-            text = f"{text}\n{self.observation}"
-        return [ors.TextBlock(text=text)]
-
-    def list_splits(cls: Any) -> list[str]:
-        return ["train"]
-
-    def list_tasks(cls: Any, split: str) -> list[dict[str, Any]]:
-        return list(rows) if split == "train" else []
-
-    def _call(self: Any, tool: str, arguments: dict[str, Any]) -> Any:
-        call = {"type": "function", "function": {"name": tool, "arguments": arguments}}
-        try:
-            result = getattr(self.env, tool)(**arguments)
-            text = str(result)
-        except Exception as exc:  # a tool that raises is a failed call, recorded as TRL records it
-            text = str({"error": f"{type(exc).__name__}: {exc}"})
-        self.transcript += [
-            {"role": "assistant", "content": "", "tool_calls": [call]},
-            {"role": "tool", "name": tool, "content": text},
-        ]
-        score = None
-        if per_turn is not None:
-            columns = {k: [v] for k, v in self.row.items() if k != prompt_column}
-            (turns,) = per_turn.turn_rewards([self.row.get(prompt_column)], [list(self.transcript)], None, **columns)
-            score = turns[-1] if turns else None
-        return ors.ToolOutput(blocks=[ors.TextBlock(text=text)], reward=score, finished=False)
-
-    def _submit(self: Any, answer: str) -> Any:
-        if self.done:
-            return ors.ToolOutput(blocks=[ors.TextBlock(text="the episode is finished")], finished=True)
-        self.done = True
-        completion = [*self.transcript, {"role": "assistant", "content": answer}]
-        columns = {k: [v] for k, v in self.row.items() if k != prompt_column}
-        (result,) = reward.explain([self.row.get(prompt_column)], [completion], None, **columns)
-        if isinstance(reward, Combined):  # each component's result is in the metrics, by name
-            scores = {label: getattr(result.metrics.get(label), "score", None) for label in reward.labels}
-        else:
-            scores = {reward.name: result.score}
-        metadata = {"reason": result.reason, "error": result.error, "components": scores}
-        return ors.ToolOutput(
-            blocks=[ors.TextBlock(text=result.reason or f"score {result.score}")],
-            reward=result.score,
-            finished=True,
-            metadata=metadata,
-        )
-
-    namespace: dict[str, Any] = {
-        "__init__": __init__,
-        "setup": setup,
-        "get_prompt": get_prompt,
-        "list_splits": classmethod(list_splits),
-        "list_tasks": classmethod(list_tasks),
-        "_call": _call,
-        "_submit": _submit,
+    shared = _checked_tasks(rewards, tasks, weights, environment, turn_reward, prompt_column)
+    namespace = {
+        "_tasks": shared,
         "submit": _submit_tool(ors),
         "__module__": __name__,
+        **_environment_tools(ors, environment),
     }
-    if environment is not None:
-        for attr, method in inspect.getmembers(environment, predicate=inspect.isfunction):
-            if attr.startswith("_") or attr in ("reset", "get_reward", "submit"):
-                continue
-            namespace[attr] = _tool(ors, attr, _argument_model(attr, method), (method.__doc__ or "").strip())
-    cls = type(name, (ors.Environment,), namespace)
-    return cls
+    return type(name, (_Session, ors.Environment), namespace)
 
 
 def ors_server(rewards: Any, tasks: Sequence[dict[str, Any]], **settings: Any) -> Any:

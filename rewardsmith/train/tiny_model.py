@@ -25,7 +25,7 @@ import shutil
 import string
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +137,10 @@ class _Recipe:
         return saved
 
 
+#: :func:`build_tiny_model`'s defaults.
+_DEFAULT_RECIPE = _Recipe(DEFAULT_TAGS, (), None, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2, seed=0)
+
+
 def build_tiny_model(
     path: str | Path,
     *,
@@ -175,22 +179,11 @@ def build_tiny_model(
     return _build(Path(path), "LlamaForCausalLM", recipe, {"version": 2})
 
 
-def build_tiny_reward_model(
-    path: str | Path,
-    *,
-    tags: Sequence[str] = DEFAULT_TAGS,
-    words: Sequence[str] = (),
-    chars: str | None = None,
-    hidden_size: int = 64,
-    num_layers: int = 2,
-    num_heads: int = 4,
-    num_kv_heads: int = 2,
-    seed: int = 0,
-    initializer_range: float = DEFAULT_INIT_STD,
-) -> Path:
+def build_tiny_reward_model(path: str | Path, **settings: Any) -> Path:
     """Write a randomly initialised tiny sequence-classification reward model (one output) and its tokenizer.
 
-    The same architecture and tokenizer as :func:`build_tiny_model`, with a
+    The same architecture, tokenizer and ``settings`` (``tags``, ``words``,
+    ``hidden_size``, ``seed``, ...) as :func:`build_tiny_model`, with a
     scalar score head: what ``AutoModelForSequenceClassification`` (and so
     TRL's reward-model path and rewardsmith's ``reward_model``) loads. Its
     scores are random but deterministic functions of the text. Building is
@@ -203,7 +196,10 @@ def build_tiny_reward_model(
     >>> model.config.num_labels, model.config.pad_token_id is not None
     (1, True)
     """
-    recipe = _Recipe(tags, words, chars, hidden_size, num_layers, num_heads, num_kv_heads, seed, initializer_range)
+    try:
+        recipe = replace(_DEFAULT_RECIPE, **settings)
+    except TypeError as exc:
+        raise TypeError(f"build_tiny_reward_model takes the settings of build_tiny_model: {exc}") from None
     extra = {"kind": "sequence-classification", "version": 1}
     return _build(Path(path), "LlamaForSequenceClassification", recipe, extra, num_labels=1)
 
