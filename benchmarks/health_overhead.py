@@ -44,8 +44,8 @@ def overrides(steps: int, logging_steps: int | None) -> list[str]:
 @contextlib.contextmanager
 def callback_clock() -> Iterator[list[float]]:
     """Seconds spent in the ``on_*`` events of our callbacks (health monitor, console, history), summed."""
+    from rewardsmith.health.callback import RewardHealth
     from rewardsmith.train.callbacks import RewardConsole, RewardHistory
-    from rewardsmith.train.health import RewardHealth
 
     spent = [0.0]
     originals = []

@@ -17,8 +17,8 @@ from rich.console import Console
 from trl_helpers import tiny_grpo_config, tiny_train_config
 
 from rewardsmith import get_reward, reward, to_trl
-from rewardsmith.check.health import HealthMonitor, SilentRewardError
 from rewardsmith.core.errors import RewardConfigError
+from rewardsmith.health.monitor import HealthMonitor, SilentRewardError
 from rewardsmith.http.testing import LocalChatServer
 from rewardsmith.train import RewardHealth, run
 

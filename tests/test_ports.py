@@ -350,7 +350,7 @@ def test_pass_threshold_per_reward_is_used_and_stated(files):
 
 
 def test_the_first_batch_zero_spread_warning_reads_right():
-    from rewardsmith.check.health import HealthMonitor
+    from rewardsmith.health.monitor import HealthMonitor
 
     _, warnings = HealthMonitor([]).observe({"reward": 0.0, "frac_reward_zero_std": 1.0}, step=1)
     assert warnings[0].message.startswith("every prompt group of the first logged batch gave all its completions")

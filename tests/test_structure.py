@@ -29,6 +29,8 @@ LAYERS = [
     "compose",
     "data",
     "judges",
+    "reports",
+    "health",
     "check",
     "config",
     "testing",

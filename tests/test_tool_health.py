@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rewardsmith.check.health import HealthMonitor, health_settings
 from rewardsmith.core.problems import ConfigError
+from rewardsmith.health.monitor import HealthMonitor, health_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

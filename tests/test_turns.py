@@ -12,8 +12,8 @@ import pytest
 
 import rewardsmith
 from rewardsmith import RewardConfigError, evaluate, get_reward
-from rewardsmith.check.health import HealthMonitor
 from rewardsmith.core.turns import Turn, TurnReward, aggregate_turns, at_turn_ends, turn_reward
+from rewardsmith.health.monitor import HealthMonitor
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_trajectory_probes import _rows

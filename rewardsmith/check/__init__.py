@@ -1,4 +1,4 @@
-"""Reward audit and reward health: can this reward be gamed, does it score right answers right, does it carry signal.
+"""Reward audit: can this reward be gamed, does it score right answers right, does it carry signal?
 
 ``rewardsmith.check`` is this package, and calling it runs an audit
 (:func:`check`): ``rewardsmith.check("gsm8k_accuracy", "data/gsm8k_test.jsonl",

@@ -38,9 +38,9 @@ from rewardsmith.check.trajectory_probes import FAMILY
 from rewardsmith.check.turn_audit import audit_turn_return
 from rewardsmith.core.errors import DatasetError, RewardConfigError
 from rewardsmith.core.inputs import completion_text
-from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
 from rewardsmith.data.shapes import check_completion_shapes
+from rewardsmith.reports.progress import Progress
 from rewardsmith.rewards._text import visible_text
 
 __all__ = ["CheckReport", "Sampler", "check"]

@@ -5,7 +5,7 @@ rows on which it scores like the reference, against the threshold, drawn by
 the page's script from the embedded data), the families' table with each
 one's worst example and its variants, and the gold, labels, signal, second
 opinion and cost sections that apply. Probe completions are hostile text: the
-page is built with :mod:`rewardsmith.core.pages` (escaped markup, embedded
+page is built with :mod:`rewardsmith.reports.pages` (escaped markup, embedded
 JSON that cannot close its element) and its script only sets ``textContent``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewardsmith.core.pages import escape, html_page, number, percent, samples_table
+from rewardsmith.reports.pages import escape, html_page, number, percent, samples_table
 
 __all__ = ["render_check_page"]
 

@@ -155,6 +155,7 @@ def _as_chat(values: list[Any], role: str) -> list[Any]:
     return [[{"role": role, "content": v}] if isinstance(v, str) else v for v in values]
 
 
+@dataclass(eq=False)
 class _TrlCall:
     """Calling a plain TRL reward function exactly as TRL does, in the completion shape it is written for.
 
@@ -177,7 +178,20 @@ class _TrlCall:
     """
 
     fn: Callable[..., Any]
-    completion_shape: str
+    #: ``"auto"`` (learn it from the first call), ``"chat"`` or ``"text"``: what the function indexes.
+    completion_shape: str = "auto"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()  # type: ignore[misc]  # the Reward's
+        self._check_shape_setting()
+        self._check_sees_completions()
+
+    @property
+    def default_name(self) -> str:
+        name = self.__dict__.get("_fn_name")
+        if name is None:
+            name = self.__dict__["_fn_name"] = callable_name(self.fn)
+        return name
 
     def _signature_facts(self) -> tuple[bool, frozenset[str]]:
         facts = self.__dict__.get("_sig")
@@ -288,26 +302,13 @@ class BatchFunctionReward(_TrlCall, Reward):
     (['answer'], 1.0)
     """
 
-    fn: Callable[..., Any]
-    #: ``"auto"`` (learn it from the first call), ``"chat"`` or ``"text"``: what the function indexes.
-    completion_shape: str = "auto"
-
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._check_shape_setting()
-        self._check_sees_completions()
         if self.timeout is not None or self.workers != 1 or self.engine != "local":
             raise RewardConfigError(
                 f"reward {self.name!r} is a batch function: it scores a whole batch in one call, so the per-sample "
                 "settings timeout, workers and engine do not apply. Write it per sample with @reward to use them."
             )
-
-    @property
-    def default_name(self) -> str:
-        name = self.__dict__.get("_fn_name")
-        if name is None:
-            name = self.__dict__["_fn_name"] = callable_name(self.fn)
-        return name
 
     def score_batch(self, batch: Batch) -> Sequence[Any]:
         self.injection.check(batch)
@@ -325,21 +326,6 @@ class BatchFunctionReward(_TrlCall, Reward):
 @dataclass(eq=False)
 class AsyncBatchFunctionReward(_TrlCall, AsyncReward):
     """An ``async def f(completions, **kwargs)`` TRL reward function as a reward (same shapes as the sync form)."""
-
-    fn: Callable[..., Any]
-    completion_shape: str = "auto"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self._check_shape_setting()
-        self._check_sees_completions()
-
-    @property
-    def default_name(self) -> str:
-        name = self.__dict__.get("_fn_name")
-        if name is None:
-            name = self.__dict__["_fn_name"] = callable_name(self.fn)
-        return name
 
     async def _acall_fn(self, batch: Batch, chat: bool) -> Sequence[Any]:
         coro = self.fn(**self._arguments(batch, chat))

@@ -37,7 +37,6 @@ from typing import Any
 
 from rewardsmith.core.extras import require_extra
 from rewardsmith.core.problems import ConfigProblems
-from rewardsmith.core.progress import Progress
 from rewardsmith.core.reward import Reward
 from rewardsmith.evaluation.engines import Shard, ShardScores, eval_engine
 from rewardsmith.evaluation.failures import FailureTracker, check_max_error_rate, failed_rewards
@@ -46,6 +45,7 @@ from rewardsmith.evaluation.report import render_report
 from rewardsmith.evaluation.results import REPORT, SUMMARY, JobFolder, iter_results
 from rewardsmith.evaluation.summary import SummaryBuilder, check_pass_threshold
 from rewardsmith.evaluation.validate import CheckedJob, check_job
+from rewardsmith.reports.progress import Progress
 
 __all__ = ["EvalReport", "evaluate"]
 

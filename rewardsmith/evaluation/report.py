@@ -6,7 +6,7 @@ from the embedded data), and per reward the lowest- and highest-scoring
 samples and the first failures, with their reasons. A box filters the samples.
 
 Completions are hostile input: the page is built with
-:mod:`rewardsmith.core.pages` (everything from the data HTML-escaped, the
+:mod:`rewardsmith.reports.pages` (everything from the data HTML-escaped, the
 embedded JSON unable to close its ``<script>`` element), and the script only
 ever sets ``textContent`` (never ``innerHTML``) from data.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from rewardsmith.core.pages import escape, html_page, number, percent, samples_table
+from rewardsmith.reports.pages import escape, html_page, number, percent, samples_table
 
 __all__ = ["histogram_ticks", "render_report", "tick_label"]
 

@@ -69,13 +69,13 @@ def _tool(ors: Any, name: str, model: Any, doc: str) -> Callable[..., Any]:
     if model is None:
 
         def run(self: Any) -> Any:
-            return self._call(name, {})
+            return self._run_tool(name, {})
 
         run.__annotations__ = {"return": ors.ToolOutput}
     else:
 
         def run(self: Any, params: Any) -> Any:
-            return self._call(name, params.model_dump())
+            return self._run_tool(name, params.model_dump())
 
         run.__annotations__ = {"params": model, "return": ors.ToolOutput}
     run.__name__ = run.__qualname__ = name
@@ -144,7 +144,7 @@ class _Session:
     def list_tasks(cls, split: str) -> list[dict[str, Any]]:
         return list(cls._tasks.rows) if split == "train" else []
 
-    def _call(self: Any, tool: str, arguments: dict[str, Any]) -> Any:
+    def _run_tool(self: Any, tool: str, arguments: dict[str, Any]) -> Any:
         ors = _ors()
         call = {"type": "function", "function": {"name": tool, "arguments": arguments}}
         try:

@@ -28,8 +28,8 @@ _WHERE = {
     "TrainingPlan": "rewardsmith.train.plan",
     "plan_training": "rewardsmith.train.plan",
     "TrainResult": "rewardsmith.train.recipe",
-    "RewardHealth": "rewardsmith.train.health",
-    "SilentRewardError": "rewardsmith.check.health",
+    "RewardHealth": "rewardsmith.health.callback",
+    "SilentRewardError": "rewardsmith.health.monitor",
     "run": "rewardsmith.train.recipe",
 }
 

@@ -4,7 +4,7 @@
 line with the total reward and each reward's mean (``n/a`` where no sample was
 scored). :class:`RewardHistory` keeps those numbers, warns when the first batch
 cannot teach anything (every reward constant, so every advantage is zero; the
-reward-health monitor, :mod:`rewardsmith.train.health`, says so instead when it
+reward-health monitor, :mod:`rewardsmith.health.callback`, says so instead when it
 runs), and at the end writes ``reward_history.json``, ``reward_curve.png`` (with the health metrics and
 warnings under the rewards when the monitor ran) and a summary (reward at the
 start and the end, time, tokens per second, the health summary). A resumed

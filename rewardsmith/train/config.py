@@ -142,7 +142,7 @@ class TrainConfig(_Strict):
     ``imports`` are modules (``pkg.mod``) or files (``./my_rewards.py``)
     imported before anything is resolved, so that the rewards and converters
     they register can be named. ``health`` turns the reward-health monitor
-    (:mod:`rewardsmith.train.health`) off (``false``) or sets its thresholds
+    (:mod:`rewardsmith.health.callback`) off (``false``) or sets its thresholds
     and ``fail_fast`` (a mapping); it is on by default.
     """
 

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewardsmith.check.health import health_settings
 from rewardsmith.compose.config import rewards_with_problems
 from rewardsmith.config.imports import import_modules
 from rewardsmith.config.open_r1 import peer_notes
 from rewardsmith.core.describe import column_roles
 from rewardsmith.core.problems import ConfigError, ConfigProblems
 from rewardsmith.core.reward import Reward
+from rewardsmith.health.monitor import health_settings
 from rewardsmith.train.builtin_models import cache_dir
 from rewardsmith.train.config import ConfigSections, DatasetSettings, TrainConfig, read_config, read_sections
 from rewardsmith.train.endpoints import check_endpoints as check_endpoints_of

@@ -8,7 +8,7 @@
    problem is reported at once;
 3. load the model and tokenizer (special tokens, pad token, dtype);
 4. build TRL's ``GRPOTrainer`` with our rewards and the reward-health monitor
-   (:mod:`rewardsmith.train.health`: health metrics, warnings, and a stop
+   (:mod:`rewardsmith.health.callback`: health metrics, warnings, and a stop
    after the first step when a reward scores nothing), train (resuming if asked);
 5. save the model (or adapter), the reward curve and a summary.
 """
@@ -26,9 +26,9 @@ from typing import Any
 
 import yaml
 
+from rewardsmith.health.callback import RewardHealth
 from rewardsmith.train.callbacks import RewardConsole, RewardHistory, RunSummary
 from rewardsmith.train.config import ConfigError, TrainConfig
-from rewardsmith.train.health import RewardHealth
 from rewardsmith.train.model import load_model_and_tokenizer, lora_config
 from rewardsmith.train.plan import TrainingPlan, plan_training
 from rewardsmith.train.tools import trainer_kwargs

@@ -8,9 +8,9 @@ By hand::
     health.summary()  # the warnings and each health metric's last, mean and worst value
 
 At each logging step it adds ``health/...`` metrics to the log (what
-:class:`~rewardsmith.check.health.HealthMonitor` computes) and prints one
+:class:`~rewardsmith.health.monitor.HealthMonitor` computes) and prints one
 warning per crossed threshold. After the first optimisation step it stops the
-run with a :class:`~rewardsmith.check.health.SilentRewardError` when a reward
+run with a :class:`~rewardsmith.health.monitor.SilentRewardError` when a reward
 failed on every sample of that batch or cannot be called as TRL calls it,
 unless that reward's ``on_error`` was set on purpose (or ``fail_fast=False``).
 
@@ -26,7 +26,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from rewardsmith.check.health import HealthMonitor, HealthThresholds, SilentRewardError, silent_reward
+from rewardsmith.health.monitor import HealthMonitor, HealthThresholds, SilentRewardError, silent_reward
 
 __all__ = ["RewardHealth", "SilentRewardError"]
 
@@ -36,7 +36,7 @@ class RewardHealth(TrainerCallback):
 
     ``rewards`` are the trainer's reward functions (``trainer.reward_funcs``;
     :meth:`attach` fills them in); ``thresholds`` a
-    :class:`~rewardsmith.check.health.HealthThresholds` or a dict of its fields.
+    :class:`~rewardsmith.health.monitor.HealthThresholds` or a dict of its fields.
     """
 
     def __init__(

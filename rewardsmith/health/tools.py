@@ -4,7 +4,7 @@ The metrics come from the rewards that read rollouts as trajectories
 (:attr:`rewardsmith.core.inputs.Batch.trajectories` logs them through TRL):
 ``trajectory/calls_per_rollout``, ``trajectory/failed_call_share`` (of all
 calls) and ``trajectory/no_call_share`` (of rollouts). The monitor
-(:class:`~rewardsmith.check.health.HealthMonitor`) keeps them as
+(:class:`~rewardsmith.health.monitor.HealthMonitor`) keeps them as
 ``health/tool_calls_per_rollout``, ``health/tool_failed_call_share`` and
 ``health/tool_no_call_share`` and asks :func:`tool_warnings` about their means
 over the last ``window`` logs.
@@ -92,7 +92,7 @@ def tool_warnings(recent: dict[str, float | None], limits: Any) -> list[tuple[st
     ``limits`` has ``no_tool_calls``, ``failed_tool_calls`` and
     ``max_tool_calls`` (``None`` turns one off) and ``window``.
 
-    >>> from rewardsmith.check.health import HealthThresholds
+    >>> from rewardsmith.health.monitor import HealthThresholds
     >>> [w[0] for w in tool_warnings({"tool_no_call_share": 1.0, "tool_calls_per_rollout": 0.0},
     ...                              HealthThresholds())]
     ['no_tool_calls']

@@ -1,4 +1,4 @@
-"""Reward health during training: is the reward still carrying signal? (The logic; the TRL callback is in train.)
+"""Reward health during training: is the reward still carrying signal? (The logic; the TRL callback is in callback.)
 
 :class:`HealthMonitor` reads what a GRPO trainer logs at each logging step
 (``frac_reward_zero_std``, ``rewards/<name>/mean`` and ``/std``,
@@ -30,12 +30,12 @@ from collections import defaultdict, deque
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from rewardsmith.check.tool_health import tool_metrics, tool_warnings
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigError
 from rewardsmith.core.reward import Reward
 from rewardsmith.data.columns import leaf_rewards
+from rewardsmith.health.tools import tool_metrics, tool_warnings
 
 __all__ = [
     "HealthMonitor",
@@ -71,7 +71,7 @@ class HealthThresholds:
       logs to the last ``window``, while correctness moves less than ``flat_correctness`` (0.05).
     * ``disagreement`` (0.3): share of samples where an LLM judge and a rule reward disagree.
     * ``no_tool_calls`` (0.99): share of rollouts without a tool call; ``failed_tool_calls`` (0.5): share of calls
-      that failed; ``max_tool_calls`` (10): calls per rollout (:mod:`rewardsmith.check.tool_health`).
+      that failed; ``max_tool_calls`` (10): calls per rollout (:mod:`rewardsmith.health.tools`).
     * ``unjudged_turns`` (0.99): share of the turns a per-turn reward left unjudged (``None``).
     """
 
