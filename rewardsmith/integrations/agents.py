@@ -19,6 +19,7 @@ import types
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from rewardsmith.compose.spec import weighted_sum
 from rewardsmith.core.async_reward import AsyncReward
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.extras import MissingExtraError, require_extra
@@ -200,6 +201,7 @@ def reward_method(
         completion = getattr(self, transcript, "")
         columns = {key: [value] for key, value in (getattr(self, row, None) or {}).items()}
         scores = [r(completions=[completion], **columns)[0] for r in made]
-        return float(sum(w * (s or 0.0) for w, s in zip(weights, scores)))
+        (total,) = weighted_sum([[s] for s in scores], weights)
+        return total if total is not None else 0.0  # none applies: 0, as TRL's nansum gives
 
     return get_reward

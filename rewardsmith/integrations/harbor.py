@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rewardsmith.compose.spec import weighted_sum
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.inputs import Batch
 from rewardsmith.core.result import RewardResult
@@ -78,8 +79,8 @@ def reward_files(
             criterion["error"] = result.error or f"not scored: {result.reason or 'the reward does not apply'}"
         main[label] = criterion["value"]
         details[label] = {"score": criterion["value"], "kind": "programmatic", "criteria": [criterion]}
-    scored = [(w, r.score) for w, r in zip(scale, results) if r.score is not None]
-    total = round(sum(w * s for w, s in scored), 4) if scored else 0.0
+    (weighted,) = weighted_sum([[r.score] for r in results], scale)
+    total = round(weighted, 4) if weighted is not None else 0.0
     components = [{"name": label, "weight": w, "detail": details[label]} for label, w in zip(labels, scale)]
     group = {"kind": "group", "score": total, "aggregation": "weighted-sum", "components": components}
     return {"reward": total, **main}, {"reward": group, **details}
