@@ -31,7 +31,7 @@ from rewardsmith.compose.route import route
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.names import did_you_mean
 from rewardsmith.core.problems import ConfigProblems
-from rewardsmith.core.registry import get_reward, register_entry_kind
+from rewardsmith.core.registry import get_reward, register_entry_kind, reward_entries
 from rewardsmith.core.reward import Reward
 
 __all__ = ["rewards_from_config", "rewards_with_problems"]
@@ -241,18 +241,7 @@ def rewards_from_config(rewards: Any, weights: Any = None) -> tuple[list[Reward]
     ...
     rewardsmith.core.errors.UnknownRewardError: rewards[0].gate.reward: unknown reward 'gsm8k_acuracy'. ...
     """
-    if isinstance(rewards, str):
-        entries: list[Any] = [name.strip() for name in rewards.split(",") if name.strip()]
-    elif isinstance(rewards, (Mapping, Reward)):
-        entries = [rewards]
-    elif isinstance(rewards, Sequence):
-        entries = list(rewards)
-    else:
-        raise RewardConfigError(
-            f"rewards takes a list of entries or a comma-separated string of names, got {type(rewards).__name__}"
-        )
-    if not entries:
-        raise RewardConfigError("no rewards given; name at least one, e.g. rewards: [think_format, gsm8k_accuracy]")
+    entries = reward_entries(rewards, "rewards: [think_format, gsm8k_accuracy]")
     made: list[Reward] = []
     out_weights: list[float] = []
     for i, entry in enumerate(entries):

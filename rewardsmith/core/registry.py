@@ -364,18 +364,34 @@ def get_rewards(specs: Any) -> list[Reward]:
     >>> [r.name for r in get_rewards(["think_format", {"name": "gsm8k_accuracy", "kwargs": {"answer_column": "y"}}])]
     ['think_format', 'gsm8k_accuracy']
     """
+    return [
+        _from_entry(item, {}, f"rewards[{i}]") if isinstance(item, Mapping) else get_reward(item)
+        for i, item in enumerate(reward_entries(specs))
+    ]
+
+
+def reward_entries(specs: Any, example: str = "'think_format,gsm8k_accuracy'") -> list[Any]:
+    """The entries of a rewards list: a comma-separated string's names, one reward or entry, or a list's items.
+
+    The one reading of "several rewards" (:func:`get_rewards`, a config's ``rewards:``); an empty
+    list is an error whose message shows ``example``.
+
+    >>> reward_entries("think_format, gsm8k_accuracy"), reward_entries({"name": "x"})
+    (['think_format', 'gsm8k_accuracy'], [{'name': 'x'}])
+    """
     if isinstance(specs, str):
         items: list[Any] = [s.strip() for s in specs.split(",") if s.strip()]
     elif isinstance(specs, (Reward, Mapping)) or callable(specs):
         items = [specs]
-    else:
+    elif isinstance(specs, Iterable):
         items = list(specs)
+    else:
+        raise RewardConfigError(
+            f"rewards takes a list of entries or a comma-separated string of names, got {type(specs).__name__}"
+        )
     if not items:
-        raise RewardConfigError("no rewards given; name at least one, e.g. 'think_format,gsm8k_accuracy'")
-    return [
-        _from_entry(item, {}, f"rewards[{i}]") if isinstance(item, Mapping) else get_reward(item)
-        for i, item in enumerate(items)
-    ]
+        raise RewardConfigError(f"no rewards given; name at least one, e.g. {example}")
+    return items
 
 
 #: The registered name that model ids and model folders resolve to (as TRL loads strings as reward models).
