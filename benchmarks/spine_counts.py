@@ -6,7 +6,8 @@ Counted, not timed, so the figures do not depend on the machine:
   ``get_reward("think_format")`` and a worker unpickling and scoring
   ``gsm8k_accuracy`` (and how many of them are the sandbox's, the judges' or
   the HTTP client's);
-* functions in ``rewardsmith/`` longer than 60 lines;
+* functions in ``rewardsmith/`` longer than 60 lines, and how many lines of each are code (not its
+  signature or docstring);
 * modules that parse YAML, and the files that read a config's mapping
   (``read_config_file``, ``load_yaml``, ``normalize_flat``) outside ``rewardsmith/config/``;
 * pairs of duplicated 6-line shapes (``duplicates --repo rewardsmith``), when that tool is installed.
@@ -49,14 +50,19 @@ def worker_script() -> str:
     )
 
 
-def long_functions(limit: int = 60) -> list[tuple[int, str]]:
+def long_functions(limit: int = 60) -> list[tuple[int, int, str]]:
+    """Functions longer than ``limit`` lines: (all lines, lines of code besides the signature and docstring, name)."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
                 if lines > limit:
-                    found.append((lines, f"{path.relative_to(ROOT)}:{node.name}"))
+                    first = node.body[0]
+                    has_doc = isinstance(first, ast.Expr) and isinstance(getattr(first, "value", None), ast.Constant)
+                    start = first.end_lineno + 1 if has_doc else first.lineno  # type: ignore[operator]
+                    code = node.end_lineno - start + 1  # type: ignore[operator]
+                    found.append((lines, code, f"{path.relative_to(ROOT)}:{node.name}"))
     return sorted(found, reverse=True)
 
 
@@ -94,9 +100,11 @@ def main() -> None:
         heavy = {part.split(".")[1]: sum(m.startswith(part) for m in loaded) for part in HEAVY}
         print(f"  {label}: {len(loaded)} ({', '.join(f'{k} {v}' for k, v in heavy.items())})")
     functions = long_functions()
-    print(f"functions over 60 lines in rewardsmith/: {len(functions)}")
-    for lines, name in functions:
-        print(f"  {lines:4d}  {name}")
+    long_code = sum(code > 60 for _, code, _ in functions)
+    print(f"functions over 60 lines in rewardsmith/: {len(functions)} ({long_code} over 60 lines of code besides "
+          "the signature and docstring)")  # fmt: skip
+    for lines, code, name in functions:
+        print(f"  {lines:4d}  ({code:3d} of code)  {name}")
     yaml_modules, readers = config_readers()
     print(f"modules that import yaml: {len(yaml_modules)} ({', '.join(yaml_modules)})")
     print(f"modules outside rewardsmith/config/ calling read_config_file, load_yaml or normalize_flat: {len(readers)}")

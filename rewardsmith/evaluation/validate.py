@@ -83,10 +83,7 @@ def check_job(
     batch_size must be a whole number from 1 to 1,000,000, got 0
     1 reward needs columns the dataset does not have:
     """
-    made: list[Reward] = []
-    weights: list[float] | None = None
-    if rewards is not None:
-        made, weights = rewards_with_problems(rewards, None, problems)
+    made, weights = rewards_with_problems(rewards, None, problems) if rewards is not None else ([], None)
     gen = _checked_settings(problems, completions_column, generation, batch_size)
     prepared = first = None
     if dataset is not None:
