@@ -56,19 +56,35 @@ def main() -> int:
               f"answer reader: {reader[suite]})")  # fmt: skip
     print(f"all: {sum(agree.values())}/{len(CASES)}")
     if args.verl:
-        scorers = _verl_scorers(args.verl)
-        same = differ = 0
-        for case in CASES:
-            if case.suite in scorers:
-                text, truth = case.completions[0], case.columns["answer"][0]
-                value = scorers[case.suite](text, truth)
-                if value == case.expected[0]:
-                    same += 1
-                else:
-                    differ += 1
-                    print(f"  verl's scorer gives {value} for {case.source} (its test expects {case.expected[0]})")
-        print(f"verl's own scorers give the recorded value on {same} of {same + differ} verl cases")
+        _score_with_verl(args.verl)
     return 0
+
+
+def _score_with_verl(folder: str) -> None:
+    """Each verl case scored by verl's own scorer, in a scratch folder (one case is a payload that writes a file)."""
+    import os
+    import tempfile
+
+    scorers = _verl_scorers(folder)
+    same = differ = 0
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as scratch:
+        os.chdir(scratch)
+        try:
+            for case in CASES:
+                if case.suite in scorers:
+                    text, truth = case.completions[0], case.columns["answer"][0]
+                    value = scorers[case.suite](text, truth)
+                    if value == case.expected[0]:
+                        same += 1
+                    else:
+                        differ += 1
+                        print(f"  verl's scorer gives {value} for {case.source} (its test expects {case.expected[0]})")
+        finally:
+            os.chdir(here)
+        if (Path(scratch) / "pwned.txt").exists():
+            print("  verl's prime_math ran the payload of the matrix-branch test (it wrote a file)")
+    print(f"verl's own scorers give the recorded value on {same} of {same + differ} verl cases")
 
 
 if __name__ == "__main__":
