@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import pickle
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from peer_cases import Case, msg
 
 from rewardsmith import get_reward
 from rewardsmith.core.errors import RewardConfigError
@@ -32,43 +31,6 @@ from rewardsmith.core.errors import RewardConfigError
 BOXED_63 = r"\boxed{\frac{63}{400}}"
 BOXED_64 = r"\boxed{\frac{64}{400}}"
 FRAC_63 = r"\frac{63}{400}"
-
-
-def msg(text: str) -> list[dict[str, str]]:
-    return [{"role": "assistant", "content": text}]
-
-
-@dataclass
-class Case:
-    """One peer test: our reward (name and settings), the call, and what the peer asserts about the scores."""
-
-    source: str  # "open-r1" or "TRL", and the test's name
-    reward: str
-    settings: dict[str, Any]
-    completions: list[Any] | None = None
-    columns: dict[str, Any] = field(default_factory=dict)
-    expected: list[Any] | None = None  # values (None: not scored); compared within `places` decimals
-    check: Callable[[list[Any]], bool] | None = None  # a relation the peer asserts instead of values
-    places: int = 6
-    prompts: list[Any] | None = None
-
-    def run(self) -> list[Any]:
-        reward = get_reward(self.reward, **self.settings)
-        return reward(prompts=self.prompts, completions=self.completions, **self.columns)
-
-    def agrees(self, scores: list[Any]) -> bool:
-        if self.check is not None:
-            return bool(self.check(scores))
-        assert self.expected is not None
-        if len(scores) != len(self.expected):
-            return False
-        for got, want in zip(scores, self.expected):
-            if want is None or got is None:
-                if got is not want:
-                    return False
-            elif round(abs(got - want), self.places) != 0:
-                return False
-        return True
 
 
 MATH = {"timeout": None}  # math_accuracy in this process (the peers' tests run in one process too)
