@@ -16,9 +16,11 @@ without using the CPU (what a judge, sandbox or reward-model call does): there
 the server's 4 concurrent batches are what the throughput ratios show.
 
 ``--memory``: one big request per fresh server (``/verify`` with 10,000 to
-600,000 output items, up to 56 MB; a 2 MB ``/score`` body of 699,029 empty
+600,000 output items, up to 56 MB, once with one character outside the BMP; a
+56 MB ``/score`` of 8,192 completions; a 2 MB ``/score`` body of 699,029 empty
 completions, refused): the server's peak memory growth, as a multiple of the
-body, and ``/health`` latency while the request is in flight.
+body, and ``/health`` latency (p50, p95, max) while the request is in flight,
+the request sent from a process of its own.
 """
 
 from __future__ import annotations
