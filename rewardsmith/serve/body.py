@@ -243,6 +243,7 @@ class _Reader:
         if self.take("]"):
             return out if sink is None else sink
         while True:
+            start = self.b
             item = self.value((*path, "[]"), depth + 1)
             count += 1
             if limit is not None and count > limit:
@@ -250,7 +251,7 @@ class _Reader:
             if sink is None:
                 out.append(item)
             else:
-                if isinstance(item, (dict, list)) and depth_over(item, self.max_depth - depth):
+                if isinstance(item, (dict, list)) and self.deep(item, start, depth):
                     raise RecursionError
                 sink.add(item)
             del item
@@ -261,6 +262,14 @@ class _Reader:
                 return out if sink is None else sink
             else:
                 raise self.fail("expected ',' or ']'")
+
+    def deep(self, item: Any, start: int, depth: int) -> bool:
+        """Whether ``item`` (read from ``start`` on, in a list at ``depth``) nests deeper than the limit allows;
+        an item with fewer brackets than the levels left is not walked to know."""
+        room = self.max_depth - depth
+        if self.raw.count(b"[", start, self.b) + self.raw.count(b"{", start, self.b) <= room:
+            return False
+        return depth_over(item, room)
 
     def object(self, path: tuple[str, ...], depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
