@@ -16,9 +16,11 @@ without using the CPU (what a judge, sandbox or reward-model call does): there
 the server's 4 concurrent batches are what the throughput ratios show.
 
 ``--memory``: one big request per fresh server (``/verify`` with 10,000 to
-600,000 output items, up to 56 MB; a 2 MB ``/score`` body of 699,029 empty
+600,000 output items, up to 56 MB, once with one character outside the BMP; a
+56 MB ``/score`` of 8,192 completions; a 2 MB ``/score`` body of 699,029 empty
 completions, refused): the server's peak memory growth, as a multiple of the
-body, and ``/health`` latency while the request is in flight.
+body, and ``/health`` latency (p50, p95, max) while the request is in flight,
+the request sent from a process of its own.
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -113,10 +115,21 @@ def _peak_rss(pid: int) -> int:
     return 0
 
 
-def _verify_body(items: int) -> bytes:
+def _verify_body(items: int, text: str = "x") -> bytes:
     item = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]}
-    request = {"responses_create_params": {"input": "2 + 2?"}, "response": {"output": [item] * items}}
-    return json.dumps({**request, "answer": "4"}).encode()
+    last = {**item, "content": [{"type": "output_text", "text": text}]}
+    request = {"responses_create_params": {"input": "2 + 2?"}, "response": {"output": [item] * (items - 1) + [last]}}
+    return json.dumps({**request, "answer": "4"}, ensure_ascii=False).encode()
+
+
+#: Sends one body from a file and prints the status and the answer's size (run in its own process, so that the
+#: client's own work on 56 MB, reading and writing it, does not delay the /health checks measured here).
+_SENDER = """
+import sys, httpx
+body = open(sys.argv[2], "rb").read()
+response = httpx.post(sys.argv[1], content=body, headers={"content-type": "application/json"}, timeout=600)
+print(response.status_code, len(response.content))
+"""
 
 
 def _one_big_request(path: str, body: bytes) -> tuple[int, int, list[float]]:
@@ -124,40 +137,42 @@ def _one_big_request(path: str, body: bytes) -> tuple[int, int, list[float]]:
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "serve.yaml"
         config.write_text("rewards: [think_format]\n")
+        sent = Path(folder) / "body.json"
+        sent.write_bytes(body)
         with running_server(config) as (url, proc):
             httpx.post(url + "/score", json={"completions": ["<think>a</think><answer>1</answer>"]}, timeout=60)
             before = _peak_rss(proc.pid)
-            box: dict = {}
-
-            def send() -> None:
-                headers = {"content-type": "application/json"}
-                box["status"] = httpx.post(url + path, content=body, headers=headers, timeout=600).status_code
-
-            sender = threading.Thread(target=send)
-            sender.start()
+            sender = subprocess.Popen([sys.executable, "-c", _SENDER, url + path, str(sent)], stdout=subprocess.PIPE)
             latencies = []
             with httpx.Client() as client:
-                while sender.is_alive():
+                while sender.poll() is None:
                     start = time.perf_counter()
                     client.get(url + "/health", timeout=60)
                     latencies.append(time.perf_counter() - start)
                     time.sleep(0.02)
-            sender.join()
-            return _peak_rss(proc.pid) - before, box["status"], latencies
+            status = int(sender.stdout.read().split()[0])
+            return _peak_rss(proc.pid) - before, status, latencies
 
 
 def memory_and_health() -> None:
     """Peak memory per request size, and /health latency while the request is in flight."""
     print("one request on a fresh server: peak memory growth (VmHWM) and /health while it is in flight")
-    print(f"  {'request':<44} {'body MB':>8} {'status':>6} {'peak +MB':>9} {'x body':>7} "
+    print(f"  {'request':<52} {'body MB':>8} {'status':>6} {'peak +MB':>9} {'x body':>7} "
           f"{'health p50 ms':>13} {'p95 ms':>7} {'max ms':>7}")  # fmt: skip
     cases = [(f"/verify, {n:,} output items", "/verify", _verify_body(n)) for n in (10_000, 100_000, 600_000)]
+    cases.append(
+        ("/verify, 600,000 output items, the last one an emoji", "/verify", _verify_body(600_000, "\U0001f600"))
+    )
+    completion = "<think>" + "y" * 6_800 + "</think><answer>1</answer>"
+    cases.append(
+        ("/score, 8,192 completions of 6.8 KB", "/score", json.dumps({"completions": [completion] * 8192}).encode())
+    )
     cases.append(("/score, 699,029 empty completions (413)", "/score",
                   json.dumps({"completions": [""] * 699_029}).encode()))  # fmt: skip
     for label, path, body in cases:
         grown, status, latencies = _one_big_request(path, body)
         latencies.sort()
-        print(f"  {label:<44} {len(body) / 1e6:>8.1f} {status:>6} {grown / 1e6:>9.1f} {grown / len(body):>6.1f}x "
+        print(f"  {label:<52} {len(body) / 1e6:>8.1f} {status:>6} {grown / 1e6:>9.1f} {grown / len(body):>6.1f}x "
               f"{statistics.median(latencies) * 1000:>13.1f} {_p95(latencies) * 1000:>7.1f} "
               f"{latencies[-1] * 1000:>7.1f}")  # fmt: skip
 

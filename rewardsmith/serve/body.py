@@ -2,14 +2,28 @@
 
 ``json.loads`` of a 56 MB body is one C call that holds the GIL for its whole
 length: on a thread it still stops the event loop (``/health`` waited seconds).
-:func:`parse_body` reads the body as ``json.loads`` would, but one value of at
-most :data:`WINDOW` characters at a time: a container that does not fit is
+:func:`read_document` reads the body as ``json.loads`` would, but one value of
+at most :data:`WINDOW` bytes at a time: a container that does not fit is
 walked in Python, element by element, and every step is short, so the loop's
-thread gets the GIL back within a few milliseconds. The walk also counts the
+thread gets the GIL back within a few milliseconds. The UTF-8 is decoded a
+window at a time too: the body never becomes one string (making a 56 MB
+string is itself one step of about 100 ms on a busy machine, and costs up to
+four times the bytes when one character is outside the BMP). The walk also counts the
 entries of the lists ``limit_for`` names (a batch's per-sample lists) and
 refuses one over its limit before the rest is read: a body of 700,000 empty
 completions is refused after 8,193 of them, not after all are built.
-:func:`encode_json` writes an answer in the same bounded pieces.
+
+A list named in ``sinks`` is never built: each entry, once read, goes to a
+:class:`Sink` that keeps what it needs of it (NeMo-Gym's ``response.output``
+items become chat messages as they are read; the items themselves are freed
+at once). The document keeps the body's bytes and where each top-level member
+lies in them, so that an answer echoing the request (:func:`echo_object`) is
+cut from the bytes instead of being written again from parsed values.
+
+Answers are written as a list of chunks of about :data:`WINDOW` bytes
+(:func:`encode_chunks`), sent one after another: no step joins or copies the
+whole answer. One string longer than the window is still read (and written)
+in one C call: that is a few milliseconds per megabyte of that one string.
 """
 
 from __future__ import annotations
@@ -18,18 +32,35 @@ import codecs
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from rewardsmith.core.errors import RewardsmithError
 
-__all__ = ["WINDOW", "BodyError", "TooManyEntries", "depth_over", "dismantle", "encode_json", "parse_body"]
+__all__ = [
+    "WINDOW",
+    "BodyError",
+    "Document",
+    "Sink",
+    "TooManyEntries",
+    "depth_over",
+    "dismantle",
+    "echo_object",
+    "encode_chunks",
+    "encode_json",
+    "parse_body",
+    "read_document",
+]
 
 #: The most characters one C call parses (or writes) at once.
 WINDOW = 1 << 17
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
+_UTF8 = codecs.getincrementaldecoder("utf-8")
+_TOKEN = frozenset("-+.0123456789eEabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_TOKEN_END = re.compile(rb"[^-+.0-9a-zA-Z]")
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _ASCII = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
@@ -41,106 +72,265 @@ class BodyError(RewardsmithError, ValueError):
 class TooManyEntries(RewardsmithError, ValueError):
     """A list has more entries than its limit (found before the rest of the body was read)."""
 
-    def __init__(self, path: tuple[str, ...], limit: int) -> None:
-        self.path, self.limit = path, limit
-        super().__init__(f"{'.'.join(path)!r} has more than {limit:,} entries")
+    def __init__(self, path: tuple[str, ...], limit: int, count: int | None = None) -> None:
+        self.path, self.limit, self.count = path, limit, count  # count: None when the rest was not read
+        has = f"more than {limit:,}" if count is None else f"{count:,}"
+        super().__init__(f"{'.'.join(path)!r} has {has} entries")
+
+
+class Sink(Protocol):
+    """Takes a list's entries one at a time as they are read (the list itself is never built)."""
+
+    def add(self, item: Any) -> None: ...
+
+
+@dataclass
+class Document:
+    """A parsed body: its value, its bytes, and each top-level member's key and ``(start, end)`` in the bytes."""
+
+    value: Any
+    raw: bytes | bytearray
+    members: list[tuple[str, int, int]] = field(default_factory=list)
 
 
 class _Reader:
-    def __init__(self, text: str, limit_for: Callable[[tuple[str, ...]], int | None], max_depth: int) -> None:
-        self.text, self.n = text, len(text)
+    """A cursor over the body's UTF-8 bytes, read through a window of at most :data:`WINDOW` decoded bytes.
+
+    The cursor is kept both as a character of the window (``c``) and as a byte of the body (``b``); it only moves
+    forward, so keeping the two in step costs one pass over the body.
+    """
+
+    def __init__(
+        self,
+        raw: bytes | bytearray,
+        limit_for: Callable[[tuple[str, ...]], int | None],
+        max_depth: int,
+        sinks: Mapping[tuple[str, ...], Callable[[], Sink]],
+    ) -> None:
+        self.raw, self.n = raw, len(raw)
         self.limit_for, self.max_depth = limit_for, max_depth
-        self.window, self.start = "", 0  # a copy of text[start:start + WINDOW]
+        self.sinks = sinks
+        # The containers on the way to a sink, and the top level (its members are recorded), are walked.
+        self.walked = {path[:i] for path in sinks for i in range(len(path))} | {()}
+        self.members: list[tuple[str, int, int]] = []
+        self.b = len(codecs.BOM_UTF8) if raw[:3] == codecs.BOM_UTF8 else 0
+        self.load()
 
-    def space(self, pos: int) -> int:
-        match = _SPACE.match(self.text, pos)
-        return match.end() if match else pos
+    def load(self) -> None:
+        """Decode the window that starts at the cursor."""
+        chunk = self.raw[self.b : self.b + WINDOW]
+        if chunk.isascii():
+            self.window, self.ascii, self.end = chunk.decode("ascii"), True, self.b + len(chunk)
+        else:
+            decoder = _UTF8()
+            try:
+                self.window = decoder.decode(chunk, self.b + len(chunk) >= self.n)
+            except UnicodeDecodeError as exc:
+                raise BodyError(f"the body is not UTF-8 ({exc})") from None
+            self.ascii, self.end = False, self.b + len(chunk) - len(decoder.getstate()[0])
+        self.c = 0
 
-    def fail(self, message: str, pos: int) -> BodyError:
-        return BodyError(f"{message} (character {pos})")
+    def room(self) -> None:
+        """Make sure the window holds half a window from the cursor on, or reaches the end of the body."""
+        if len(self.window) - self.c < WINDOW // 2 and self.end < self.n:
+            self.load()
 
-    def value(self, pos: int, path: tuple[str, ...], depth: int) -> tuple[Any, int]:
-        """The value starting at ``pos`` (no white space before it) and where it ends."""
+    def to(self, c: int) -> None:
+        """Move the cursor forward to character ``c`` of the window."""
+        self.b += c - self.c if self.ascii else len(self.window[self.c : c].encode("utf-8"))
+        self.c = c
+
+    def fail(self, message: str) -> BodyError:
+        return BodyError(f"{message} (byte {self.b})")
+
+    def space(self) -> None:
+        while True:
+            self.to(_SPACE.match(self.window, self.c).end())  # type: ignore[union-attr]  (it matches "" at least)
+            if self.c < len(self.window) or self.end >= self.n:
+                return
+            self.load()
+
+    def take(self, mark: str) -> bool:
+        """Step over ``mark`` if it is at the cursor."""
+        if self.window.startswith(mark, self.c):
+            self.to(self.c + 1)
+            return True
+        return False
+
+    def scalar(self) -> Any:
+        """The string, number or literal at the cursor, parsed in place at the C parser's speed."""
+        try:
+            value, end = _DECODER.raw_decode(self.window, self.c)
+        except ValueError as exc:  # invalid, a number past Python's digit limit, or a string longer than the window
+            if self.end < self.n:  # it may go on past the window's edge
+                return self.long_string() if self.window.startswith('"', self.c) else self.long_token()
+            raise self.fail(getattr(exc, "msg", str(exc))) from None
+        edge = end == len(self.window) or self.window[end] in _TOKEN
+        if edge and self.end < self.n and not self.window.startswith('"', self.c):
+            return self.long_token()  # a number that reaches the window's edge may go on past it
+        self.to(end)
+        return value
+
+    def long_token(self) -> Any:
+        """A number (or literal) that reaches the window's edge: read up to the first byte that ends it."""
+        stop = _TOKEN_END.search(self.raw, self.b)
+        end = stop.start() if stop else self.n
+        token = bytes(self.raw[self.b : end]).decode("ascii", "replace")
+        try:
+            value, length = _DECODER.raw_decode(token)
+        except ValueError as exc:
+            raise self.fail(getattr(exc, "msg", str(exc))) from None
+        if length != len(token):
+            raise self.fail("expected ',' or a closing bracket")
+        self.b = end
+        self.load()
+        return value
+
+    def long_string(self) -> str:
+        """A string that does not end in the window: its closing quote found in the bytes, then parsed at once."""
+        raw, quote = self.raw, self.b + 1
+        while True:
+            quote = raw.find(b'"', quote)
+            if quote < 0:
+                raise self.fail("Unterminated string")
+            escapes = quote
+            while raw[escapes - 1] == 0x5C:  # backslashes before the quote: an odd number escapes it
+                escapes -= 1
+            if (quote - escapes) % 2 == 0:
+                break
+            quote += 1
+        try:
+            value, _ = _DECODER.raw_decode(bytes(raw[self.b : quote + 1]).decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise BodyError(f"the body is not UTF-8 ({exc})") from None
+        except ValueError as exc:
+            raise self.fail(getattr(exc, "msg", str(exc))) from None
+        self.b = quote + 1
+        self.load()
+        return value
+
+    def value(self, path: tuple[str, ...], depth: int) -> Any:
+        """The value at the cursor (no white space before it); the cursor ends after it."""
         if depth > self.max_depth:
             raise RecursionError
-        if pos >= self.n:
-            raise self.fail("expected a value", pos)
-        if self.text[pos] not in "[{":  # a string or a number: parsed in place, at the C parser's speed
+        self.room()
+        if self.c >= len(self.window):
+            raise self.fail("expected a value")
+        opening = self.window[self.c]
+        if opening not in "[{":
+            return self.scalar()
+        if opening == "[" and path in self.sinks:
+            return self.array(path, depth, self.sinks[path]())
+        if path not in self.walked:
             try:
-                return _DECODER.raw_decode(self.text, pos)
-            except json.JSONDecodeError as exc:
-                raise self.fail(exc.msg, exc.pos) from None
-        covered = self.start + len(self.window)
-        if not (self.start <= pos < covered and (pos + WINDOW // 2 <= covered or covered == self.n)):
-            self.start, self.window = pos, self.text[pos : pos + WINDOW]
-        try:
-            value, end = _DECODER.raw_decode(self.window, pos - self.start)
-        except (json.JSONDecodeError, RecursionError):
-            pass  # longer than the window, or invalid, or deep: walked element by element
-        else:
-            limit = self.limit_for(path)
-            if limit is not None and isinstance(value, list) and len(value) > limit:
-                raise TooManyEntries(path, limit)
-            return value, self.start + end
-        return (self.array if self.text[pos] == "[" else self.object)(pos, path, depth)
+                value, end = _DECODER.raw_decode(self.window, self.c)
+            except (ValueError, RecursionError):
+                pass  # longer than the window, or invalid, or deep: walked element by element
+            else:
+                limit = self.limit_for(path)
+                if limit is not None and isinstance(value, list) and len(value) > limit:
+                    raise TooManyEntries(path, limit, len(value))
+                self.to(end)
+                return value
+        return self.array(path, depth, None) if opening == "[" else self.object(path, depth)
 
-    def array(self, pos: int, path: tuple[str, ...], depth: int) -> tuple[list[Any], int]:
+    def array(self, path: tuple[str, ...], depth: int, sink: Sink | None) -> Any:
         out: list[Any] = []
         limit = self.limit_for(path)
-        pos = self.space(pos + 1)
-        if self.text.startswith("]", pos):
-            return out, pos + 1
+        count = 0
+        self.to(self.c + 1)
+        self.space()
+        if self.take("]"):
+            return out if sink is None else sink
         while True:
-            item, pos = self.value(pos, (*path, "[]"), depth + 1)
-            out.append(item)
-            if limit is not None and len(out) > limit:
+            start = self.b
+            item = self.value((*path, "[]"), depth + 1)
+            count += 1
+            if limit is not None and count > limit:
                 raise TooManyEntries(path, limit)
-            pos = self.space(pos)
-            if self.text.startswith(",", pos):
-                pos = self.space(pos + 1)
-            elif self.text.startswith("]", pos):
-                return out, pos + 1
+            if sink is None:
+                out.append(item)
             else:
-                raise self.fail("expected ',' or ']'", pos)
+                if isinstance(item, (dict, list)) and self.deep(item, start, depth):
+                    raise RecursionError
+                sink.add(item)
+            del item
+            self.space()
+            if self.take(","):
+                self.space()
+            elif self.take("]"):
+                return out if sink is None else sink
+            else:
+                raise self.fail("expected ',' or ']'")
 
-    def object(self, pos: int, path: tuple[str, ...], depth: int) -> tuple[dict[str, Any], int]:
+    def deep(self, item: Any, start: int, depth: int) -> bool:
+        """Whether ``item`` (read from ``start`` on, in a list at ``depth``) nests deeper than the limit allows;
+        an item with fewer brackets than the levels left is not walked to know."""
+        room = self.max_depth - depth
+        if self.raw.count(b"[", start, self.b) + self.raw.count(b"{", start, self.b) <= room:
+            return False
+        return depth_over(item, room)
+
+    def object(self, path: tuple[str, ...], depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        pos = self.space(pos + 1)
-        if self.text.startswith("}", pos):
-            return out, pos + 1
+        self.to(self.c + 1)
+        self.space()
+        if self.take("}"):
+            return out
         while True:
-            if not self.text.startswith('"', pos):
-                raise self.fail("expected a property name in double quotes", pos)
-            try:
-                key, pos = _DECODER.raw_decode(self.text, pos)
-            except json.JSONDecodeError as exc:
-                raise self.fail(exc.msg, exc.pos) from None
-            pos = self.space(pos)
-            if not self.text.startswith(":", pos):
-                raise self.fail("expected ':'", pos)
-            out[key], pos = self.value(self.space(pos + 1), (*path, key), depth + 1)
-            pos = self.space(pos)
-            if self.text.startswith(",", pos):
-                pos = self.space(pos + 1)
-            elif self.text.startswith("}", pos):
-                return out, pos + 1
+            if not self.window.startswith('"', self.c):
+                raise self.fail("expected a property name in double quotes")
+            start = self.b
+            key = self.scalar()
+            self.space()
+            if not self.take(":"):
+                raise self.fail("expected ':'")
+            self.space()
+            out[key] = self.value((*path, key), depth + 1)
+            if not path:
+                self.members.append((key, start, self.b))
+            self.space()
+            if self.take(","):
+                self.space()
+            elif self.take("}"):
+                return out
             else:
-                raise self.fail("expected ',' or '}'", pos)
-
-
-def _text(raw: bytes | bytearray) -> str:
-    """``raw`` decoded as UTF-8 (a BOM dropped): at once up to 8 MB (a few milliseconds), else a window at a
-    time (the pieces and their join cost twice the text for a while, but no step holds the GIL for long)."""
-    if len(raw) <= 8 << 20:
-        return raw.decode("utf-8-sig")
-    decoder = codecs.getincrementaldecoder("utf-8-sig")()
-    pieces = [decoder.decode(raw[i : i + WINDOW * 8]) for i in range(0, len(raw), WINDOW * 8)]
-    pieces.append(decoder.decode(b"", final=True))
-    return "".join(pieces)
+                raise self.fail("expected ',' or '}'")
 
 
 def _no_limit(path: tuple[str, ...]) -> int | None:
     return None
+
+
+def read_document(
+    raw: bytes | bytearray | str,
+    limit_for: Callable[[tuple[str, ...]], int | None] = _no_limit,
+    max_depth: int = 10_000,
+    sinks: Mapping[tuple[str, ...], Callable[[], Sink]] | None = None,
+) -> Document:
+    """``json.loads(raw)`` in steps of at most :data:`WINDOW` bytes, with where its top-level members lie.
+
+    ``limit_for(path)`` gives the most entries the list at ``path`` (keys from the top, ``"[]"`` for a list's
+    entries) may have, or ``None``; a list over it raises :class:`TooManyEntries`. The list at a path in
+    ``sinks`` is replaced by ``sinks[path]()``, given each entry (see the module docs). Invalid JSON or UTF-8
+    raises :class:`BodyError`; nesting deeper than ``max_depth`` where the body is walked, :class:`RecursionError`.
+
+    >>> class Count:
+    ...     n = 0
+    ...     def add(self, item): self.n += 1
+    >>> doc = read_document('{"a": {"b": [1, 2, 3]}, "é": null}', sinks={("a", "b"): Count})
+    >>> doc.value["a"]["b"].n, doc.value["é"], [(key, doc.raw[s:e].decode()) for key, s, e in doc.members]
+    (3, None, [('a', '"a": {"b": [1, 2, 3]}'), ('é', '"é": null')])
+    """
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    reader = _Reader(raw, limit_for, max_depth, sinks or {})
+    reader.space()
+    value = reader.value((), 1)
+    reader.space()
+    if reader.b != reader.n:
+        raise reader.fail("extra data after the JSON value")
+    return Document(value, raw, reader.members)
 
 
 def parse_body(
@@ -148,11 +338,7 @@ def parse_body(
     limit_for: Callable[[tuple[str, ...]], int | None] = _no_limit,
     max_depth: int = 10_000,
 ) -> Any:
-    """``json.loads(raw)``, in steps of at most :data:`WINDOW` characters (see the module docs).
-
-    ``limit_for(path)`` gives the most entries the list at ``path`` (keys from the top, ``"[]"`` for a list's
-    entries) may have, or ``None``; a list over it raises :class:`TooManyEntries`. Invalid JSON raises
-    :class:`BodyError`; nesting deeper than ``max_depth`` where the body is walked, :class:`RecursionError`.
+    """``json.loads(raw)``, in steps of at most :data:`WINDOW` characters (:func:`read_document`'s value).
 
     >>> parse_body(b'{"a": [1, {"b": "c"}], "d": null}')
     {'a': [1, {'b': 'c'}], 'd': None}
@@ -164,17 +350,7 @@ def parse_body(
     >>> parse_body(big)["completions"][-1], len(parse_body(big)["completions"])
     ('', 100000)
     """
-    try:
-        text = raw if isinstance(raw, str) else _text(raw)
-    except UnicodeDecodeError as exc:
-        raise BodyError(f"the body is not UTF-8 ({exc})") from None
-    reader = _Reader(text, limit_for, max_depth)
-    pos = reader.space(0)
-    value, end = reader.value(pos, (), 1)
-    end = reader.space(end)
-    if end != len(text):
-        raise reader.fail("extra data after the JSON value", end)
-    return value
+    return read_document(raw, limit_for, max_depth).value
 
 
 def depth_over(value: Any, limit: int) -> bool:
@@ -230,34 +406,76 @@ def dismantle(values: list[Any], cap: int = WINDOW // 16) -> None:
             del child
 
 
+class _Chunks:
+    """Text written in small pieces, kept as encoded chunks of about ``size`` characters."""
+
+    def __init__(self, encoding: str, size: int = WINDOW) -> None:
+        self.encoding, self.size = encoding, size
+        self.chunks: list[bytes] = []
+        self.group: list[str] = []
+        self.length = 0
+
+    def write(self, piece: str) -> None:
+        if self.length + len(piece) > self.size:
+            self.flush()
+        if len(piece) > self.size:
+            self.chunks.extend(piece[i : i + self.size].encode(self.encoding) for i in range(0, len(piece), self.size))
+            return
+        self.group.append(piece)
+        self.length += len(piece)
+
+    def flush(self) -> None:
+        if self.group:
+            self.chunks.append("".join(self.group).encode(self.encoding))
+            self.group, self.length = [], 0
+
+    def done(self) -> list[bytes]:
+        self.flush()
+        return self.chunks
+
+
+def encode_chunks(value: Any) -> list[bytes]:
+    """``value`` as compact JSON (what Starlette's ``JSONResponse`` writes), in chunks of about :data:`WINDOW`
+    bytes, written in bounded steps (no step joins the whole answer).
+
+    >>> encode_chunks({"a": [1, "é", None], "b": {}})
+    [b'{"a":[1,"\\xc3\\xa9",null],"b":{}}']
+    >>> big = encode_chunks({"a": ["x" * 100] * 10_000})
+    >>> len(big) > 1, json.loads(b"".join(big)) == {"a": ["x" * 100] * 10_000}
+    (True, True)
+    """
+    out = _Chunks("utf-8")
+    try:
+        _encode(value, out, WINDOW // 16, _ENCODER)
+        return out.done()
+    except UnicodeEncodeError:  # a lone surrogate (JSON may carry "\\ud800"): written as an escape
+        out = _Chunks("ascii")
+        _encode(value, out, WINDOW // 16, _ASCII)
+        return out.done()
+
+
 def encode_json(value: Any) -> bytes:
-    """``value`` as compact JSON (what Starlette's ``JSONResponse`` writes), in bounded pieces.
+    """``value`` as compact JSON in one piece (:func:`encode_chunks` joined; for small answers).
 
     >>> encode_json({"a": [1, "é", None], "b": {}})
     b'{"a":[1,"\\xc3\\xa9",null],"b":{}}'
     """
-    pieces: list[str] = []
-    _encode(value, pieces, WINDOW // 16, _ENCODER)
-    try:
-        return "".join(pieces).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (JSON may carry "\\ud800"): written as an escape
-        pieces = []
-        _encode(value, pieces, WINDOW // 16, _ASCII)
-        return "".join(pieces).encode("ascii")
+    return b"".join(encode_chunks(value))
 
 
-def _encode(value: Any, out: list[str], cap: int, encoder: json.JSONEncoder) -> None:
+def _encode(value: Any, out: _Chunks, cap: int, encoder: json.JSONEncoder) -> None:
     if not isinstance(value, (dict, list)) or _weight(value, cap) < cap:
-        out.append(encoder.encode(value))
+        out.write(encoder.encode(value))
         return
-    parts: list[str] = []
     if isinstance(value, dict):
+        sep = "{"
         for key, item in value.items():
-            inner: list[str] = []
-            _encode(item, inner, cap, encoder)
-            parts.append(encoder.encode(str(key)) + ":" + "".join(inner))
-        out.append("{" + ",".join(parts) + "}")
+            out.write(sep + encoder.encode(str(key)) + ":")
+            _encode(item, out, cap, encoder)
+            sep = ","
+        out.write("}" if sep == "," else "{}")
         return
+    sep = "["
     group: list[Any] = []
     weight = 0
     for item in value:
@@ -268,12 +486,49 @@ def _encode(value: Any, out: list[str], cap: int, encoder: json.JSONEncoder) -> 
             if weight < cap:
                 continue
         if group:
-            parts.append(encoder.encode(group)[1:-1])
-            group, weight = [], 0
+            out.write(sep + encoder.encode(group)[1:-1])
+            group, weight, sep = [], 0, ","
         if w >= cap:
-            inner = []
-            _encode(item, inner, cap, encoder)
-            parts.append("".join(inner))
+            out.write(sep)
+            _encode(item, out, cap, encoder)
+            sep = ","
     if group:
-        parts.append(encoder.encode(group)[1:-1])
-    out.append("[" + ",".join(parts) + "]")
+        out.write(sep + encoder.encode(group)[1:-1])
+        sep = ","
+    out.write("]" if sep == "," else "[]")
+
+
+def echo_object(document: Document, fields: dict[str, Any]) -> list[bytes | memoryview]:
+    """The top-level object of ``document`` with ``fields`` set, as chunks of UTF-8 (:func:`encode_chunks`' form).
+
+    The members are cut from the body's bytes (as sent: their spacing, their order; a long member as views of
+    the bytes, nothing copied); a member that ``fields`` sets is left out, and the fields come after the others.
+
+    >>> doc = read_document('{"a": [1, 2], "reward": 5, "b": "é"}')
+    >>> b"".join(echo_object(doc, {"reward": 1.0})).decode()
+    '{"a": [1, 2],"b": "é","reward":1.0}'
+    """
+    view = memoryview(document.raw)
+    out: list[bytes | memoryview] = []
+    pending = bytearray(b"{")
+    for key, start, end in document.members:
+        if key in fields:
+            continue
+        if len(pending) > 1:
+            pending += b","
+        for i in range(start, end, WINDOW):
+            piece = view[i : min(i + WINDOW, end)]
+            if len(piece) == WINDOW:  # a whole window: sent as it is
+                if pending:
+                    out.append(bytes(pending))
+                    pending.clear()
+                out.append(piece)
+            else:
+                pending += piece
+        if len(pending) >= WINDOW:
+            out.append(bytes(pending))
+            pending.clear()
+    extra = encode_json(fields)[1:-1]
+    pending += (b"," if extra and (out or len(pending) > 1) else b"") + extra + b"}"
+    out.append(bytes(pending))
+    return out

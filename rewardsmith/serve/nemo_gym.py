@@ -12,7 +12,8 @@ rollout no reward could score, and ``reward_components`` (each reward's score,
 on its own (GDPO) sees them.
 
 :func:`responses_to_messages` turns the ``output`` items into chat messages,
-which the core reads as a trajectory like any other.
+which the core reads as a trajectory like any other; the server does it with
+:class:`ResponseMessages` while it reads the body, an item at a time.
 """
 
 from __future__ import annotations
@@ -22,28 +23,43 @@ from typing import Any
 
 from rewardsmith.core.tool_calls import message_text
 
-__all__ = ["responses_to_messages", "verify_columns", "verify_request", "verify_response"]
+__all__ = [
+    "VERIFY_SINKS",
+    "ResponseMessages",
+    "responses_to_messages",
+    "verify_columns",
+    "verify_fields",
+    "verify_request",
+    "verify_response",
+]
+
+#: The roles messages take, shared by all messages instead of one copy each.
+_ROLES = {role: role for role in ("assistant", "user", "system", "developer", "tool")}
 
 #: Keys of a verify request that are not task columns.
 _PROTOCOL_KEYS = frozenset({"responses_create_params", "response", "_ng_rollout_id", "reward_components"})
 
 
-def responses_to_messages(items: Any) -> list[dict[str, Any]]:
-    """Responses API ``output`` (or ``input``) items as chat messages, calls and results matched by ``call_id``.
+class ResponseMessages:
+    """Responses API items turned into chat messages one at a time, as they are read (a body ``Sink``).
 
-    >>> responses_to_messages([
-    ...     {"type": "function_call", "name": "add", "arguments": '{"a": 1}', "call_id": "c1"},
-    ...     {"type": "function_call_output", "call_id": "c1", "output": "2"},
-    ...     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "2"}]},
-    ... ])[1:]
-    [{'role': 'tool', 'tool_call_id': 'c1', 'content': '2'}, {'role': 'assistant', 'content': '2'}]
+    The server gives each ``output`` item of a verify request to :meth:`add` as soon as it is parsed, so the
+    items themselves are never held together, only the messages.
+
+    >>> messages = ResponseMessages()
+    >>> messages.add({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "2"}]})
+    >>> messages.messages
+    [{'role': 'assistant', 'content': '2'}]
     """
-    if isinstance(items, str):
-        return [{"role": "user", "content": items}]
-    messages: list[dict[str, Any]] = []
-    for item in items if isinstance(items, list) else []:
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []
+
+    def add(self, item: Any) -> None:
+        """Add one item: a call joins the assistant message of calls before it; anything else not an item is skipped."""
         if not isinstance(item, dict):
-            continue
+            return
+        messages = self.messages
         kind = item.get("type", "message")
         if kind == "function_call":
             call = {"id": item.get("call_id"), "type": "function"}
@@ -58,8 +74,34 @@ def responses_to_messages(items: Any) -> list[dict[str, Any]]:
             text = output if isinstance(output, str) else json.dumps(output)
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": text})
         elif kind == "message":
-            messages.append({"role": item.get("role", "assistant"), "content": message_text(item.get("content"))})
-    return messages
+            role = item.get("role", "assistant")
+            if type(role) is str:  # one string per role, not one per message (58 bytes each)
+                role = _ROLES.get(role, role)
+            messages.append({"role": role, "content": message_text(item.get("content"))})
+
+
+def responses_to_messages(items: Any) -> list[dict[str, Any]]:
+    """Responses API ``output`` (or ``input``) items as chat messages, calls and results matched by ``call_id``.
+
+    >>> responses_to_messages([
+    ...     {"type": "function_call", "name": "add", "arguments": '{"a": 1}', "call_id": "c1"},
+    ...     {"type": "function_call_output", "call_id": "c1", "output": "2"},
+    ...     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "2"}]},
+    ... ])[1:]
+    [{'role': 'tool', 'tool_call_id': 'c1', 'content': '2'}, {'role': 'assistant', 'content': '2'}]
+    """
+    if isinstance(items, ResponseMessages):
+        return items.messages
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    messages = ResponseMessages()
+    for item in items if isinstance(items, list) else []:
+        messages.add(item)
+    return messages.messages
+
+
+#: Where a verify request's items lie: read into :class:`ResponseMessages` as they are parsed.
+VERIFY_SINKS = {("response", "output"): ResponseMessages, ("responses_create_params", "input"): ResponseMessages}
 
 
 def verify_columns(body: dict[str, Any]) -> dict[str, list[Any]]:
@@ -82,7 +124,7 @@ def verify_request(body: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
         raise ValueError("a verify request is a JSON object with 'response' (a Responses API object)")
     output = body["response"].get("output")
-    if not isinstance(output, list):
+    if not isinstance(output, (list, ResponseMessages)):
         raise ValueError(
             "'response.output' must be a list of Responses API output items (message, function_call, ...), "
             f"got {type(output).__name__}"
@@ -92,22 +134,33 @@ def verify_request(body: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]
     return prompt, responses_to_messages(output), verify_columns(body)
 
 
-def verify_response(
-    body: dict[str, Any], score: float | None, reason: str = "", components: dict[str, float | None] | None = None
+def verify_fields(
+    score: float | None, reason: str = "", components: dict[str, float | None] | None = None
 ) -> dict[str, Any]:
-    """The verify answer: the request echoed with ``reward`` and each reward's score as ``reward_components``;
-    an unscored rollout is masked, with the reason.
+    """What the verify answer adds to the request: ``reward``, each reward's score as ``reward_components``,
+    and ``mask_sample`` (with the reason) for an unscored rollout.
 
-    >>> verify_response({"response": {}}, None, "no reward applies")["mask_sample"]
+    >>> verify_fields(None, "no reward applies")["mask_sample"]
     True
-    >>> verify_response({"response": {}}, 1.5, components={"a": 1.0, "b": 0.5})["reward_components"]
-    {'a': 1.0, 'b': 0.5}
+    >>> verify_fields(1.5, components={"a": 1.0, "b": 0.5})
+    {'reward': 1.5, 'reward_components': {'a': 1.0, 'b': 0.5}, 'mask_sample': False}
     """
-    out = dict(body)
-    out["reward"] = 0.0 if score is None else float(score)
+    out: dict[str, Any] = {"reward": 0.0 if score is None else float(score)}
     out["reward_components"] = dict(components or {})
     out["mask_sample"] = score is None
     if score is None:
         out["failure_kind"] = "rewardsmith:unscored"
         out["failure_reason"] = reason or "no reward scored this rollout"
     return out
+
+
+def verify_response(
+    body: dict[str, Any], score: float | None, reason: str = "", components: dict[str, float | None] | None = None
+) -> dict[str, Any]:
+    """The verify answer: the request echoed with :func:`verify_fields` (the server cuts the echo from the
+    request's text instead: :func:`rewardsmith.serve.body.echo_object`).
+
+    >>> verify_response({"response": {}}, None, "no reward applies")["failure_kind"]
+    'rewardsmith:unscored'
+    """
+    return {**body, **verify_fields(score, reason, components)}

@@ -1,0 +1,127 @@
+"""The server's JSON reader and writer (``rewardsmith.serve.body``) against ``json``, at tiny windows.
+
+The reader decodes the body a window at a time and walks what does not fit; with a window of a few bytes,
+every value, string, escape and multi-byte character falls across a window's edge somewhere, and the
+result must still be what ``json.loads`` gives (or an error where it raises).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rewardsmith.serve import body
+from rewardsmith.serve.body import BodyError, echo_object, encode_chunks, read_document
+
+VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(codec="utf-8"), max_size=40),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=6), inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@pytest.fixture(params=[8, 17, 64])
+def window(request, monkeypatch):
+    monkeypatch.setattr(body, "WINDOW", request.param)
+    return request.param
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 0, 3]))
+def test_what_the_reader_gives_is_what_json_loads_gives(value, ascii_only, indent):
+    for size in (8, 23):
+        body.WINDOW, saved = size, body.WINDOW
+        try:
+            raw = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode("utf-8")
+            assert read_document(raw).value == json.loads(raw)
+        finally:
+            body.WINDOW = saved
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"' + "a" * 300 + '\\"' + "b" * 300 + '"',  # an escaped quote in a string longer than the window
+        '"' + "a" * 300 + "\\\\" + '"',  # an escaped backslash just before the closing quote
+        '["' + "é" * 200 + "😀" * 50 + '", 1]',  # multi-byte characters across every edge
+        "\ufeff" + '{"a": [1, 2]}',  # a byte-order mark
+        "[" + " " * 500 + "1" + "\n" * 500 + "]",  # white space longer than the window
+        '{"k' + "x" * 200 + '": "\\ud83d\\ude00"}',  # a long key; an escaped surrogate pair
+        "[" + "1" * 40 + ", 2.5e-3, true, false, null]",
+    ],
+)
+def test_long_strings_escapes_and_odd_spacing_across_windows(window, text):
+    assert read_document(text.encode("utf-8")).value == json.loads(text.lstrip("\ufeff"))
+
+
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (b'{"a": 1', "expected ',' or '}'"),
+        (b'{"a": 1} x', "extra data"),
+        (b'["abc', "Unterminated string"),
+        (b'["' + b"a" * 300, "Unterminated string"),
+        (b'["\xff"]', "not UTF-8"),
+        (b'["' + b"a" * 300 + b'\xc3"]', "not UTF-8"),
+        (b"[1" + b"1" * 5000 + b"]", "digits"),  # past Python's digit limit: a ValueError, not a crash
+    ],
+)
+def test_invalid_bodies_raise_body_error_saying_why(window, raw, words):
+    with pytest.raises(BodyError, match=words):
+        read_document(raw)
+
+
+class Count:
+    def __init__(self) -> None:
+        self.items: list = []
+
+    def add(self, item) -> None:
+        self.items.append(("seen", item))
+
+
+def test_a_sink_takes_each_entry_and_the_list_is_never_built(window):
+    raw = json.dumps({"a": {"b": [{"x": i} for i in range(50)], "c": [1]}, "d": "e"}).encode()
+    doc = read_document(raw, sinks={("a", "b"): Count})
+    assert isinstance(doc.value["a"]["b"], Count)
+    assert doc.value["a"]["b"].items == [("seen", {"x": i}) for i in range(50)]
+    assert doc.value["a"]["c"] == [1] and doc.value["d"] == "e"
+
+
+def test_a_sink_entry_nested_too_deeply_is_refused():
+    raw = json.dumps({"a": [[[[[1]]]]]}).encode()
+    with pytest.raises(RecursionError):
+        read_document(raw, max_depth=4, sinks={("a",): Count})
+    assert read_document(raw, max_depth=6, sinks={("a",): Count}).value["a"].items == [("seen", [[[[1]]]])]
+
+
+def test_the_echo_is_the_request_as_sent_with_the_fields_set(window):
+    request = {"a": [1, "é" * 100], "reward": 7, "response": {"output": list(range(100))}, "z": None}
+    raw = json.dumps(request, ensure_ascii=False, indent=1).encode()
+    doc = read_document(raw, sinks={("response", "output"): Count})
+    echoed = json.loads(b"".join(echo_object(doc, {"reward": 1.5, "mask_sample": False})))
+    assert echoed == {**request, "reward": 1.5, "mask_sample": False}
+    assert list(echoed)[-2:] == ["reward", "mask_sample"]
+    assert json.loads(b"".join(echo_object(read_document(b"{}"), {"reward": 0.0}))) == {"reward": 0.0}
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=VALUES)
+def test_written_chunks_join_to_what_json_dumps_writes(value):
+    chunks = encode_chunks(value)
+    assert b"".join(chunks) == json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def test_a_big_answer_is_written_in_chunks_of_about_a_window():
+    value = {"scores": [0.5] * 50_000, "reasons": {"r": ["why " * 20] * 20_000}}
+    chunks = encode_chunks(value)
+    assert len(chunks) > 10 and max(map(len, chunks)) <= 2 * body.WINDOW
+    assert json.loads(b"".join(chunks)) == value
+    lone = encode_chunks(["x\ud800"] * 20_000)  # a lone surrogate: written escaped, as ASCII
+    assert json.loads(b"".join(lone)) == ["x\ud800"] * 20_000
