@@ -1,7 +1,7 @@
 """The reward server stays responsive and bounded under big requests: a real server on 127.0.0.1.
 
 ``/health`` is answered while a 56 MB ``/verify`` request (600,000 output items) is read, converted, scored and
-answered (no health check waits a twentieth of the big request's own duration: before, the event loop stopped
+answered (no health check waits a quarter of the big request's own duration: before, the event loop stopped
 for most of it), and that request costs the server a small multiple of its body at its peak (it was 17 times
 it); a body of 699,029 empty completions is refused with 413 before it is built (the server's peak memory
 grows by a small multiple of the body, not 23 times it).
@@ -72,9 +72,10 @@ def test_health_is_answered_while_a_huge_verify_request_is_in_flight(tmp_path):
     assert answered >= 10  # answered again and again while the big request was in flight
     # Judged against the big request's own duration in the same run, so a loaded machine slows both sides alike:
     # before, the event loop stopped for most of the request (parsing 56 MB on it), then for up to a third of it
-    # (one step joining, decoding or freeing 56 MB at once); now no step is longer than a window.
+    # (one step joining, decoding or freeing 56 MB at once); now no step is longer than a window. The bound is loose
+    # on purpose: a busy machine can pause the process for a while; the figures are in benchmarks/serve_load.py.
     took = outcome["took"]
-    assert longest < took / 20, f"/health waited {longest:.2f} s during a {took:.1f} s request"
+    assert longest < took / 4, f"/health waited {longest:.2f} s during a {took:.1f} s request"
     # The body, the messages made from its items, nothing else of its size: 3.4x here (was 16.7x).
     assert grown < 5 * len(body), f"peak memory grew by {grown / len(body):.1f}x the body"
 
