@@ -169,6 +169,8 @@ def memory_and_health() -> None:
     )
     cases.append(("/score, 699,029 empty completions (413)", "/score",
                   json.dumps({"completions": [""] * 699_029}).encode()))  # fmt: skip
+    cases.append(("/score, 3,000,000 `{}` in a member it does not read (413)", "/score",
+                  ('{"completions": [""], "extra": [' + ",".join(["{}"] * 3_000_000) + "]}").encode()))  # fmt: skip
     for label, path, body in cases:
         grown, status, latencies = _one_big_request(path, body)
         latencies.sort()

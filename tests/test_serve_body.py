@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewardsmith.serve import body
-from rewardsmith.serve.body import BodyError, echo_object, encode_chunks, read_document
+from rewardsmith.serve.answer import echo_object, encode_chunks
+from rewardsmith.serve.body import BodyError, read_document
 
 VALUES = st.recursive(
     st.none()
@@ -125,3 +126,54 @@ def test_a_big_answer_is_written_in_chunks_of_about_a_window():
     assert json.loads(b"".join(chunks)) == value
     lone = encode_chunks(["x\ud800"] * 20_000)  # a lone surrogate: written escaped, as ASCII
     assert json.loads(b"".join(lone)) == ["x\ud800"] * 20_000
+
+
+def _peak_memory(raw: bytes) -> tuple[object, int]:
+    """What reading ``raw`` gives (or raises), and the peak memory of the reading (tracemalloc's count)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        got: object = read_document(raw).value
+    except body.TooManyValues as exc:
+        got = exc
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return got, peak
+
+
+@pytest.mark.parametrize("entry", ["{}", "[]", '"ab"', '{"a": {}}'])
+def test_millions_of_small_values_are_refused_at_a_small_multiple_of_the_body(entry):
+    raw = ('{"x": [' + ",".join([entry] * 1_000_000) + "]}").encode()
+    got, peak = _peak_memory(raw)
+    assert isinstance(got, body.TooManyValues) and "too many small values" in str(got)
+    budget = max(body.MEMORY_FACTOR * len(raw), body.MEMORY_FLOOR)
+    assert peak < 1.2 * budget, f"{peak / len(raw):.1f}x the body"  # was 21-24x
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["12345", "-0.6931471805599453", '"The answer is 4."', '{"role": "assistant", "content": "The answer is 4."}'],
+)
+def test_values_of_the_usual_sizes_are_read_in_full(entry):
+    # token ids (6 times their bytes), log-probabilities, texts, chat messages: under the budget at any length
+    raw = ('{"x": [' + ",".join([entry] * 800_000) + "]}").encode()
+    assert len(raw) * body.MEMORY_FACTOR > body.MEMORY_FLOOR  # past the floor: the multiple is what holds
+    assert read_document(raw).value == json.loads(raw)
+
+
+def test_a_batch_of_short_chat_messages_is_read_in_full():
+    # one word each takes 11 times its bytes, but a batch of them is small: under the floor
+    raw = json.dumps({"completions": [[{"role": "assistant", "content": "4"}]] * 8192}).encode()
+    assert read_document(raw).value == json.loads(raw)
+
+
+def test_entries_given_to_a_sink_are_not_counted_since_they_are_freed():
+    class Count:
+        n = 0
+
+        def add(self, item):
+            self.n += 1
+
+    raw = ('{"x": [' + ",".join(["{}"] * 1_000_000) + "]}").encode()
+    assert read_document(raw, sinks={("x",): Count}).value["x"].n == 1_000_000

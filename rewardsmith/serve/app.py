@@ -51,16 +51,8 @@ from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.extras import require_extra
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
-from rewardsmith.serve.body import (
-    BodyError,
-    Document,
-    TooManyEntries,
-    depth_over,
-    dismantle,
-    echo_object,
-    encode_chunks,
-    read_document,
-)
+from rewardsmith.serve.answer import dismantle, echo_object, encode_chunks
+from rewardsmith.serve.body import BodyError, Document, TooManyEntries, TooManyValues, depth_over, read_document
 from rewardsmith.serve.metrics import ServerMetrics
 from rewardsmith.serve.nemo_gym import VERIFY_SINKS, verify_fields, verify_request
 from rewardsmith.serve.service import RewardService
@@ -178,6 +170,8 @@ def _parse_json(held: list[bytearray], max_depth: int, max_samples: int, endpoin
         samples = f"more than {exc.limit:,}" if exc.count is None else f"{exc.count:,}"
         raise _HTTPError(413, f"{'.'.join(exc.path)!r} has {samples} entries: the batch has {samples} samples, over "
                          f"the server's limit of {exc.limit:,}; send smaller batches") from None  # fmt: skip
+    except TooManyValues as exc:
+        raise _HTTPError(413, f"{exc}; send fewer, longer values or smaller batches") from None
     except BodyError as exc:
         raise _HTTPError(400, f"the body is not valid JSON ({exc}); send application/json") from None
     if depth_over(document.value, max_depth):
@@ -424,7 +418,7 @@ class _Handlers:
         """NeMo-Gym's resources-server verify (:mod:`rewardsmith.serve.nemo_gym`).
 
         The output items become messages as the body is read; the answer is the request's own text with the
-        verify fields added (:func:`~rewardsmith.serve.body.echo_object`), never the request written again.
+        verify fields added (:func:`~rewardsmith.serve.answer.echo_object`), never the request written again.
         """
         taken = [0, 0]
         try:

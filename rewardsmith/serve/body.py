@@ -1,4 +1,4 @@
-"""JSON in and out of the reward server in bounded steps, so that the event loop keeps answering.
+"""The reward server's request bodies, read in bounded steps and bounded memory, so that the event loop keeps answering.
 
 ``json.loads`` of a 56 MB body is one C call that holds the GIL for its whole
 length: on a thread it still stops the event loop (``/health`` waited seconds).
@@ -13,17 +13,19 @@ entries of the lists ``limit_for`` names (a batch's per-sample lists) and
 refuses one over its limit before the rest is read: a body of 700,000 empty
 completions is refused after 8,193 of them, not after all are built.
 
+The walk keeps an account of the memory its values take (:data:`MEMORY_FACTOR`):
+a body whose values would take more than that many times its own size (millions
+of ``{}`` take 24 times their bytes) is refused with :class:`TooManyValues` as
+soon as the account passes it, before the rest is built.
+
 A list named in ``sinks`` is never built: each entry, once read, goes to a
 :class:`Sink` that keeps what it needs of it (NeMo-Gym's ``response.output``
 items become chat messages as they are read; the items themselves are freed
 at once). The document keeps the body's bytes and where each top-level member
-lies in them, so that an answer echoing the request (:func:`echo_object`) is
-cut from the bytes instead of being written again from parsed values.
-
-Answers are written as a list of chunks of about :data:`WINDOW` bytes
-(:func:`encode_chunks`), sent one after another: no step joins or copies the
-whole answer. One string longer than the window is still read (and written)
-in one C call: that is a few milliseconds per megabyte of that one string.
+lies in them, so that an answer echoing the request
+(:func:`rewardsmith.serve.answer.echo_object`) is cut from the bytes instead of
+being written again from parsed values. One string longer than the window is
+still read in one C call: that is a few milliseconds per megabyte of that one string.
 """
 
 from __future__ import annotations
@@ -44,25 +46,27 @@ __all__ = [
     "Document",
     "Sink",
     "TooManyEntries",
+    "TooManyValues",
     "depth_over",
-    "dismantle",
-    "echo_object",
-    "encode_chunks",
-    "encode_json",
     "parse_body",
     "read_document",
 ]
 
 #: The most characters one C call parses (or writes) at once.
 WINDOW = 1 << 17
+#: The most memory a body's values may take, as a multiple of the body's size (token ids written as
+#: ``12345,`` take 6 times their bytes, chat messages of a sentence 8, of one word 11, ``{}`` 24, long texts 1) ...
+MEMORY_FACTOR = 10
+#: ... or this many bytes, whichever is more (small bodies of small values).
+MEMORY_FLOOR = 32 << 20
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 _UTF8 = codecs.getincrementaldecoder("utf-8")
 _TOKEN = frozenset("-+.0123456789eEabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _TOKEN_END = re.compile(rb"[^-+.0-9a-zA-Z]")
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-_ASCII = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+#: Values Python keeps one copy of (they cost their slot only).
+_SHARED = (type(None), bool)
 
 
 class BodyError(RewardsmithError, ValueError):
@@ -76,6 +80,42 @@ class TooManyEntries(RewardsmithError, ValueError):
         self.path, self.limit, self.count = path, limit, count  # count: None when the rest was not read
         has = f"more than {limit:,}" if count is None else f"{count:,}"
         super().__init__(f"{'.'.join(path)!r} has {has} entries")
+
+
+class TooManyValues(RewardsmithError, ValueError):
+    """The body's values would take more memory than its limit (found before the rest of the body was read)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        self.size, self.limit = size, limit
+        super().__init__(
+            f"the body's values take more than {limit / 1e6:,.0f} MB of memory ({limit / max(size, 1):.0f} times "
+            f"its {size / 1e6:,.1f} MB): it holds too many small values"
+        )
+
+
+def _cost(value: Any) -> int:
+    """About the bytes of memory ``value`` takes beyond the slot that holds it (values Python shares cost 0).
+
+    >>> _cost(None), _cost(7), _cost("a"), _cost(12345) > 0, _cost([{}, {}]) > 2 * _cost({})
+    (0, 0, 0, True, True)
+    """
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            total += sys.getsizeof(item) if len(item) > 1 or (item and ord(item) > 255) else 0
+        elif kind is int:
+            total += 0 if -5 <= item <= 256 else sys.getsizeof(item)
+        elif kind is dict:
+            total += sys.getsizeof(item)
+            stack.extend(item.values())  # (its keys are shared: the parser keeps one copy of each)
+        elif kind is list:
+            total += sys.getsizeof(item)
+            stack.extend(item)
+        elif not isinstance(item, _SHARED):
+            total += sys.getsizeof(item)
+    return total
 
 
 class Sink(Protocol):
@@ -113,6 +153,8 @@ class _Reader:
         # The containers on the way to a sink, and the top level (its members are recorded), are walked.
         self.walked = {path[:i] for path in sinks for i in range(len(path))} | {()}
         self.members: list[tuple[str, int, int]] = []
+        # The memory the values built so far take (entries handed to a sink are freed, and not counted).
+        self.budget, self.spent, self.in_sink = max(MEMORY_FLOOR, MEMORY_FACTOR * self.n), 0, 0
         self.b = len(codecs.BOM_UTF8) if raw[:3] == codecs.BOM_UTF8 else 0
         self.load()
 
@@ -139,6 +181,14 @@ class _Reader:
         """Move the cursor forward to character ``c`` of the window."""
         self.b += c - self.c if self.ascii else len(self.window[self.c : c].encode("utf-8"))
         self.c = c
+
+    def spend(self, value: Any) -> Any:
+        """Count ``value``'s memory (outside a sink's entries), refusing the body once over its budget."""
+        if not self.in_sink:
+            self.spent += _cost(value)
+            if self.spent > self.budget:
+                raise TooManyValues(self.n, self.budget)
+        return value
 
     def fail(self, message: str) -> BodyError:
         return BodyError(f"{message} (byte {self.b})")
@@ -218,7 +268,7 @@ class _Reader:
             raise self.fail("expected a value")
         opening = self.window[self.c]
         if opening not in "[{":
-            return self.scalar()
+            return self.spend(self.scalar())
         if opening == "[" and path in self.sinks:
             return self.array(path, depth, self.sinks[path]())
         if path not in self.walked:
@@ -231,7 +281,7 @@ class _Reader:
                 if limit is not None and isinstance(value, list) and len(value) > limit:
                     raise TooManyEntries(path, limit, len(value))
                 self.to(end)
-                return value
+                return self.spend(value)
         return self.array(path, depth, None) if opening == "[" else self.object(path, depth)
 
     def array(self, path: tuple[str, ...], depth: int, sink: Sink | None) -> Any:
@@ -241,10 +291,14 @@ class _Reader:
         self.to(self.c + 1)
         self.space()
         if self.take("]"):
-            return out if sink is None else sink
+            return self.spend(out) if sink is None else sink
         while True:
             start = self.b
-            item = self.value((*path, "[]"), depth + 1)
+            self.in_sink += sink is not None
+            try:
+                item = self.value((*path, "[]"), depth + 1)
+            finally:
+                self.in_sink -= sink is not None
             count += 1
             if limit is not None and count > limit:
                 raise TooManyEntries(path, limit)
@@ -259,6 +313,8 @@ class _Reader:
             if self.take(","):
                 self.space()
             elif self.take("]"):
+                if sink is None and not self.in_sink:
+                    self.spent += sys.getsizeof(out)  # the list itself (its entries are counted)
                 return out if sink is None else sink
             else:
                 raise self.fail("expected ',' or ']'")
@@ -276,12 +332,12 @@ class _Reader:
         self.to(self.c + 1)
         self.space()
         if self.take("}"):
-            return out
+            return self.spend(out)
         while True:
             if not self.window.startswith('"', self.c):
                 raise self.fail("expected a property name in double quotes")
             start = self.b
-            key = self.scalar()
+            key = self.spend(self.scalar())
             self.space()
             if not self.take(":"):
                 raise self.fail("expected ':'")
@@ -293,6 +349,8 @@ class _Reader:
             if self.take(","):
                 self.space()
             elif self.take("}"):
+                if not self.in_sink:
+                    self.spent += sys.getsizeof(out)  # the object itself (its keys and values are counted)
                 return out
             else:
                 raise self.fail("expected ',' or '}'")
@@ -311,7 +369,8 @@ def read_document(
     """``json.loads(raw)`` in steps of at most :data:`WINDOW` bytes, with where its top-level members lie.
 
     ``limit_for(path)`` gives the most entries the list at ``path`` (keys from the top, ``"[]"`` for a list's
-    entries) may have, or ``None``; a list over it raises :class:`TooManyEntries`. The list at a path in
+    entries) may have, or ``None``; a list over it raises :class:`TooManyEntries`; values that would take more than
+    :data:`MEMORY_FACTOR` times the body's size (or :data:`MEMORY_FLOOR`), :class:`TooManyValues`. The list at a path in
     ``sinks`` is replaced by ``sinks[path]()``, given each entry (see the module docs). Invalid JSON or UTF-8
     raises :class:`BodyError`; nesting deeper than ``max_depth`` where the body is walked, :class:`RecursionError`.
 
@@ -370,165 +429,3 @@ def depth_over(value: Any, limit: int) -> bool:
         else:
             stack.pop()
     return False
-
-
-def _weight(value: Any, cap: int) -> int:
-    """The number of values in ``value``, counted up to ``cap`` (strings by length)."""
-    count, stack = 0, [value]
-    while stack and count < cap:
-        item = stack.pop()
-        count += 1 + (len(item) // 64 if isinstance(item, str) else 0)
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return count
-
-
-def dismantle(values: list[Any], cap: int = WINDOW // 16) -> None:
-    """Free a request's values a part at a time, emptying ``values`` (run it off the event loop).
-
-    The last reference to a big structure dropped frees all of it in one C call, the GIL held throughout (a
-    second for a 56 MB body). Here each list and object is emptied an entry at a time, and an entry is freed
-    at once only when it holds fewer than ``cap`` values; one still referenced elsewhere is left whole.
-
-    >>> values = [{"a": [[1, 2]] * 10_000, "b": "c"}]
-    >>> dismantle(values); values
-    []
-    """
-    stack: list[Any] = [values]
-    while stack:
-        item = stack.pop()
-        while item:
-            child = item.popitem()[1] if isinstance(item, dict) else item.pop()
-            if isinstance(child, (dict, list)) and sys.getrefcount(child) <= 2 and _weight(child, cap) >= cap:
-                stack.append(child)
-            del child
-
-
-class _Chunks:
-    """Text written in small pieces, kept as encoded chunks of about ``size`` characters."""
-
-    def __init__(self, encoding: str, size: int = WINDOW) -> None:
-        self.encoding, self.size = encoding, size
-        self.chunks: list[bytes] = []
-        self.group: list[str] = []
-        self.length = 0
-
-    def write(self, piece: str) -> None:
-        if self.length + len(piece) > self.size:
-            self.flush()
-        if len(piece) > self.size:
-            self.chunks.extend(piece[i : i + self.size].encode(self.encoding) for i in range(0, len(piece), self.size))
-            return
-        self.group.append(piece)
-        self.length += len(piece)
-
-    def flush(self) -> None:
-        if self.group:
-            self.chunks.append("".join(self.group).encode(self.encoding))
-            self.group, self.length = [], 0
-
-    def done(self) -> list[bytes]:
-        self.flush()
-        return self.chunks
-
-
-def encode_chunks(value: Any) -> list[bytes]:
-    """``value`` as compact JSON (what Starlette's ``JSONResponse`` writes), in chunks of about :data:`WINDOW`
-    bytes, written in bounded steps (no step joins the whole answer).
-
-    >>> encode_chunks({"a": [1, "é", None], "b": {}})
-    [b'{"a":[1,"\\xc3\\xa9",null],"b":{}}']
-    >>> big = encode_chunks({"a": ["x" * 100] * 10_000})
-    >>> len(big) > 1, json.loads(b"".join(big)) == {"a": ["x" * 100] * 10_000}
-    (True, True)
-    """
-    out = _Chunks("utf-8")
-    try:
-        _encode(value, out, WINDOW // 16, _ENCODER)
-        return out.done()
-    except UnicodeEncodeError:  # a lone surrogate (JSON may carry "\\ud800"): written as an escape
-        out = _Chunks("ascii")
-        _encode(value, out, WINDOW // 16, _ASCII)
-        return out.done()
-
-
-def encode_json(value: Any) -> bytes:
-    """``value`` as compact JSON in one piece (:func:`encode_chunks` joined; for small answers).
-
-    >>> encode_json({"a": [1, "é", None], "b": {}})
-    b'{"a":[1,"\\xc3\\xa9",null],"b":{}}'
-    """
-    return b"".join(encode_chunks(value))
-
-
-def _encode(value: Any, out: _Chunks, cap: int, encoder: json.JSONEncoder) -> None:
-    if not isinstance(value, (dict, list)) or _weight(value, cap) < cap:
-        out.write(encoder.encode(value))
-        return
-    if isinstance(value, dict):
-        sep = "{"
-        for key, item in value.items():
-            out.write(sep + encoder.encode(str(key)) + ":")
-            _encode(item, out, cap, encoder)
-            sep = ","
-        out.write("}" if sep == "," else "{}")
-        return
-    sep = "["
-    group: list[Any] = []
-    weight = 0
-    for item in value:
-        w = _weight(item, cap)
-        if w < cap:
-            group.append(item)
-            weight += w
-            if weight < cap:
-                continue
-        if group:
-            out.write(sep + encoder.encode(group)[1:-1])
-            group, weight, sep = [], 0, ","
-        if w >= cap:
-            out.write(sep)
-            _encode(item, out, cap, encoder)
-            sep = ","
-    if group:
-        out.write(sep + encoder.encode(group)[1:-1])
-        sep = ","
-    out.write("]" if sep == "," else "[]")
-
-
-def echo_object(document: Document, fields: dict[str, Any]) -> list[bytes | memoryview]:
-    """The top-level object of ``document`` with ``fields`` set, as chunks of UTF-8 (:func:`encode_chunks`' form).
-
-    The members are cut from the body's bytes (as sent: their spacing, their order; a long member as views of
-    the bytes, nothing copied); a member that ``fields`` sets is left out, and the fields come after the others.
-
-    >>> doc = read_document('{"a": [1, 2], "reward": 5, "b": "é"}')
-    >>> b"".join(echo_object(doc, {"reward": 1.0})).decode()
-    '{"a": [1, 2],"b": "é","reward":1.0}'
-    """
-    view = memoryview(document.raw)
-    out: list[bytes | memoryview] = []
-    pending = bytearray(b"{")
-    for key, start, end in document.members:
-        if key in fields:
-            continue
-        if len(pending) > 1:
-            pending += b","
-        for i in range(start, end, WINDOW):
-            piece = view[i : min(i + WINDOW, end)]
-            if len(piece) == WINDOW:  # a whole window: sent as it is
-                if pending:
-                    out.append(bytes(pending))
-                    pending.clear()
-                out.append(piece)
-            else:
-                pending += piece
-        if len(pending) >= WINDOW:
-            out.append(bytes(pending))
-            pending.clear()
-    extra = encode_json(fields)[1:-1]
-    pending += (b"," if extra and (out or len(pending) > 1) else b"") + extra + b"}"
-    out.append(bytes(pending))
-    return out

@@ -115,18 +115,15 @@ class ServerMetrics:
         family("request_seconds", "histogram", "Time to answer a request, by endpoint.")
         for endpoint, histogram in sorted(self.latency.items()):
             lines += histogram.lines(f"{p}request_seconds", endpoint=endpoint)
-        family("samples_total", "counter", "Samples scored, by endpoint.")
-        for endpoint, count in sorted(self.samples.items()):
-            lines.append(f"{p}samples_total{_labels(endpoint=endpoint)} {count}")
-        family("failures_total", "counter", "Requests refused or failed, by kind.")
-        for kind, count in sorted(self.failures.items()):
-            lines.append(f"{p}failures_total{_labels(kind=kind)} {count}")
-        family("reward_samples_total", "counter", "Samples each reward scored.")
-        for name, count in sorted(self.reward_samples.items()):
-            lines.append(f"{p}reward_samples_total{_labels(reward=name)} {count}")
-        family("reward_errors_total", "counter", "Samples each reward failed on (scored None, counted).")
-        for name, count in sorted(self.reward_errors.items()):
-            lines.append(f"{p}reward_errors_total{_labels(reward=name)} {count}")
+        counters = [
+            ("samples_total", "Samples scored, by endpoint.", "endpoint", self.samples),
+            ("failures_total", "Requests refused or failed, by kind.", "kind", self.failures),
+            ("reward_samples_total", "Samples each reward scored.", "reward", self.reward_samples),
+            ("reward_errors_total", "Samples each reward failed on (scored None).", "reward", self.reward_errors),
+        ]
+        for name, text, label, counts in counters:
+            family(name, "counter", text)
+            lines.extend(f"{p}{name}{_labels(**{label: key})} {count}" for key, count in sorted(counts.items()))
         family("reward_seconds", "histogram", "Time each reward took on a batch.")
         for name, histogram in sorted(self.reward_latency.items()):
             lines += histogram.lines(f"{p}reward_seconds", reward=name)

@@ -158,7 +158,7 @@ def verify_response(
     body: dict[str, Any], score: float | None, reason: str = "", components: dict[str, float | None] | None = None
 ) -> dict[str, Any]:
     """The verify answer: the request echoed with :func:`verify_fields` (the server cuts the echo from the
-    request's text instead: :func:`rewardsmith.serve.body.echo_object`).
+    request's text instead: :func:`rewardsmith.serve.answer.echo_object`).
 
     >>> verify_response({"response": {}}, None, "no reward applies")["failure_kind"]
     'rewardsmith:unscored'
