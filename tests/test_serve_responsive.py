@@ -80,34 +80,31 @@ def test_health_is_answered_while_a_huge_verify_request_is_in_flight(tmp_path):
     assert grown < 5 * len(body), f"peak memory grew by {grown / len(body):.1f}x the body"
 
 
-def test_a_batch_over_max_samples_is_refused_before_it_is_built(tmp_path):
+def _refused(tmp_path: Path, body: bytes) -> tuple[str, float]:
+    """A fresh server's answer to ``body`` on /score (it must be 413, and /health must still answer), and its
+    peak memory growth meanwhile as a multiple of the body."""
     config = tmp_path / "serve.yaml"
     config.write_text("rewards: [think_format]\n")
-    body = json.dumps({"completions": [""] * 699_029}).encode()
     with running_server(config) as (url, proc):
         httpx.post(url + "/score", json={"completions": ["<think>a</think><answer>1</answer>"]}, timeout=60)
         before = _peak_rss_kb(proc.pid)
         response = httpx.post(url + "/score", content=body, headers={"content-type": "application/json"}, timeout=120)
         grown = (_peak_rss_kb(proc.pid) - before) * 1024
-        health = httpx.get(url + "/health", timeout=60)
-    assert response.status_code == 413 and "8,192" in response.json()["error"]["message"]
-    assert health.status_code == 200
-    assert grown < 6 * len(body), f"peak memory grew by {grown / len(body):.1f}x the body"  # was 22.7x
+        assert httpx.get(url + "/health", timeout=60).status_code == 200
+    assert response.status_code == 413, response.text
+    return response.json()["error"]["message"], grown / len(body)
+
+
+def test_a_batch_over_max_samples_is_refused_before_it_is_built(tmp_path):
+    message, grown = _refused(tmp_path, json.dumps({"completions": [""] * 699_029}).encode())
+    assert "8,192" in message
+    assert grown < 6, f"peak memory grew by {grown:.1f}x the body"  # was 22.7x
 
 
 def test_a_body_of_millions_of_small_values_is_refused_before_it_is_built(tmp_path):
     # Not a per-sample list: a member the server does not know, 3 million `{}` (their dicts take 24 times
     # the bytes). The reader's account of its values refuses it at 10 times the body (or 32 MB).
-    config = tmp_path / "serve.yaml"
-    config.write_text("rewards: [think_format]\n")
     body = ('{"completions": ["<think>a</think>"], "extra": [' + ",".join(["{}"] * 3_000_000) + "]}").encode()
-    with running_server(config) as (url, proc):
-        httpx.post(url + "/score", json={"completions": ["<think>a</think><answer>1</answer>"]}, timeout=60)
-        before = _peak_rss_kb(proc.pid)
-        response = httpx.post(url + "/score", content=body, headers={"content-type": "application/json"}, timeout=120)
-        grown = (_peak_rss_kb(proc.pid) - before) * 1024
-        health = httpx.get(url + "/health", timeout=60)
-    message = response.json()["error"]["message"]
-    assert response.status_code == 413 and "too many small values" in message, message
-    assert health.status_code == 200
-    assert grown < 13 * len(body), f"peak memory grew by {grown / len(body):.1f}x the body"  # was 24x
+    message, grown = _refused(tmp_path, body)
+    assert "too many small values" in message, message
+    assert grown < 13, f"peak memory grew by {grown:.1f}x the body"  # was 24x
