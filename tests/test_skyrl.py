@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -188,3 +189,30 @@ def test_columns_come_from_the_row_as_skyrl_passes_it():
     assert columns_from_extras(DictConfig(ROW), "code")["code"] == "417"
     with pytest.raises(RewardConfigError, match="extras"):
         columns_from_extras(["not", "a", "row"])
+
+
+def test_settings_in_skyrls_env_config_win_over_register_env(env_id):
+    register_env("tool_success_turns", id=env_id, environment=Store, max_turns=3)
+    _, _, steps, _ = run_episode(env_id, ["#### 417"], config={"rewards": "gsm8k_accuracy,tool_success"})
+    assert steps[0]["reward"] == 1.0 and steps[0]["metadata"]["rewards"] == {
+        "gsm8k_accuracy": 1.0,
+        "tool_success": None,
+    }
+    _, _, steps, _ = run_episode(env_id, [call("k0")] * 5)  # the registered settings where the config has none
+    assert len(steps) == 3 and steps[0]["metadata"]["rewards"] == {"tool_success_turns": 0.0}
+
+
+def test_the_docs_example_runs_as_its_comments_say(capsys):
+    text = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text(encoding="utf-8")
+    start = text.index("```python", text.index("### SkyRL-Gym")) + len("```python\n")
+    code = text[start : text.index("```", start)]
+    lines = code.splitlines()
+    # what the loop prints, as the comment lines after it say; then what the last line prints, after its "# "
+    expected = [line[2:] for line in lines[lines.index(next(x for x in lines if x.startswith("for "))) :]
+                if line.startswith("# ")] + [lines[-1].rsplit("# ", 1)[1]]  # fmt: skip
+    try:
+        exec(compile(code, "docs/agents.md", "exec"), {"__name__": "docs_example"})
+    finally:
+        if "store" in skyrl_gym.registry:
+            skyrl_gym.envs.registration.deregister("store")
+    assert len(expected) == 4 and capsys.readouterr().out.splitlines() == expected

@@ -151,7 +151,10 @@ class _Episode:
         config = _plain(env_config) or {}
         if not isinstance(config, dict):
             raise RewardConfigError(f"env_config must be a mapping of settings, got {type(config).__name__}")
-        setup = _setup({**{k: v for k, v in settings.items() if v is not None}, **config})
+        given = {k: v for k, v in settings.items() if v is not None}
+        if "rewards" in config:  # the config's rewards come with the config's weights (or none)
+            given.pop("weights", None)
+        setup = _setup({**given, **config})
         self.setup = setup
         extras = _plain(extras) or {}
         self.columns = columns_from_extras(extras, setup.ground_truth_column)
