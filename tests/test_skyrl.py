@@ -8,6 +8,7 @@ scripted responses, with the real skyrl-gym package.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import itertools
 from pathlib import Path
@@ -21,7 +22,7 @@ skyrl_gym = pytest.importorskip(
 from omegaconf import DictConfig  # noqa: E402  (skyrl-gym's dependency; SkyRL passes env_config as one)
 from skyrl_gym.envs.base_text_env import BaseTextEnv  # noqa: E402
 
-from rewardsmith import MissingColumnError, RewardConfigError, RewardsmithError, Turn, get_reward, turn_reward  # noqa: E402
+from rewardsmith import MissingColumnError, RewardConfigError, RewardsmithError, Turn, get_reward, reward, turn_reward  # noqa: E402
 from rewardsmith.integrations.skyrl import columns_from_extras, env_class, register_env  # noqa: E402
 
 PROMPT = [{"role": "user", "content": "What is the code stored under k1? Answer with '#### CODE'."}]
@@ -138,6 +139,15 @@ def test_max_turns_ends_the_episode_and_its_last_calls_never_run(env_id):
     skyrl_gym.envs.registration.deregister(env_id + "_short")
 
 
+def test_with_unit_call_a_step_is_paid_the_sum_over_its_calls(env_id):
+    per_call = get_reward("tool_success_turns", unit="call", aggregate="sum")
+    register_env(per_call, id=env_id, environment=Store)
+    _, _, steps, transcript = run_episode(env_id, [call("k0") + call("k9"), call("k1"), "#### 417"])
+    assert per_call.turn_rewards(completions=[transcript])[0] == [0.0, -1.0, 0.0]
+    assert [s["reward"] for s in steps] == [-1.0, 0.0, 0.0]  # the final answer makes no call: not judged, 0
+    assert steps[2]["metadata"]["rewards"] == {"tool_success_turns": None}
+
+
 def test_calls_in_the_reasoning_or_to_unknown_tools_are_not_run(env_id):
     register_env(["tool_success_turns", "gsm8k_accuracy"], id=env_id, environment=Store)
     thinking = f"<think>maybe {call('k1')}</think>#### 417"
@@ -173,6 +183,8 @@ def test_bad_settings_are_config_errors():
     cls = env_class()
     with pytest.raises(RewardConfigError, match="max_turns"):
         cls(env_config={"rewards": "gsm8k_accuracy", "max_turns": 0})
+    with pytest.raises(RewardConfigError, match="extras' max_turns"):
+        cls(env_config={"rewards": "gsm8k_accuracy"}, extras={"max_turns": "3"})
     with pytest.raises(RewardConfigError, match="weight"):
         cls(env_config={"rewards": "gsm8k_accuracy", "weights": [1.0, 2.0]})
     with pytest.raises(RewardConfigError, match="environment"):
@@ -216,3 +228,18 @@ def test_the_docs_example_runs_as_its_comments_say(capsys):
         if "store" in skyrl_gym.registry:
             skyrl_gym.envs.registration.deregister("store")
     assert len(expected) == 4 and capsys.readouterr().out.splitlines() == expected
+
+
+def test_an_async_reward_scores_when_skyrl_steps_on_its_event_loop(env_id):
+    @reward
+    async def answered(completion: str, answer: str) -> float:
+        await asyncio.sleep(0)  # a judge or a remote service, awaited
+        return float(completion.strip().endswith(answer))
+
+    register_env(answered, id=env_id, environment=Store)
+
+    async def agent_loop():  # SkyRL's generator calls env.step on its loop when max_env_workers is 0
+        return run_episode(env_id, [call("k1"), "#### 417"])
+
+    _, _, steps, _ = asyncio.run(agent_loop())
+    assert [s["reward"] for s in steps] == [0.0, 1.0]

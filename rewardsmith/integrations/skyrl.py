@@ -114,6 +114,12 @@ class _Setup:
         return [n if names.count(n) == 1 else f"{n}_{i}" for i, n in enumerate(names)]
 
 
+def _turn_limit(value: Any, where: str) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise RewardConfigError(f"{where} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
 def _setup(settings: dict[str, Any]) -> _Setup:
     from rewardsmith.core.lookup import import_object
     from rewardsmith.integrations.named import rewards_for
@@ -136,9 +142,7 @@ def _setup(settings: dict[str, Any]) -> _Setup:
         environment = import_object(environment, what="environment")
     if environment is not None and not callable(environment):
         raise RewardConfigError(f"environment must be a class (or 'module:Class'), got {environment!r}")
-    max_turns = settings.get("max_turns")
-    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
-        raise RewardConfigError(f"max_turns must be a whole number of at least 1, got {max_turns!r}")
+    max_turns = _turn_limit(settings.get("max_turns"), "max_turns")
     column = settings.get("ground_truth_column", "answer")
     return _Setup(tuple(made), tuple(float(w) for w in chosen), environment, max_turns, str(column))
 
@@ -158,8 +162,8 @@ class _Episode:
         self.setup = setup
         extras = _plain(extras) or {}
         self.columns = columns_from_extras(extras, setup.ground_truth_column)
-        limits = [n for n in (setup.max_turns, extras.get("max_turns")) if n is not None]
-        self.max_turns = int(min(limits)) if limits else DEFAULT_MAX_TURNS
+        limits = [n for n in (setup.max_turns, _turn_limit(extras.get("max_turns"), "extras' max_turns")) if n]
+        self.max_turns = min(limits) if limits else DEFAULT_MAX_TURNS
         self.env = setup.environment() if setup.environment is not None else None
         self.prompt: Any = None
         self.rollout: list[dict[str, Any]] = []
