@@ -21,6 +21,7 @@ skyrl_gym = pytest.importorskip(
 
 from omegaconf import DictConfig  # noqa: E402  (skyrl-gym's dependency; SkyRL passes env_config as one)
 from skyrl_gym.envs.base_text_env import BaseTextEnv  # noqa: E402
+from skyrl_gym.metrics import aggregate_for_environment  # noqa: E402
 
 from rewardsmith import MissingColumnError, RewardConfigError, RewardsmithError, Turn, get_reward, reward, turn_reward  # noqa: E402
 from rewardsmith.integrations.skyrl import columns_from_extras, env_class, register_env  # noqa: E402
@@ -116,6 +117,13 @@ def test_an_outcome_reward_pays_on_the_final_step_and_weights_apply(env_id):
         {"gsm8k_accuracy": 1.0, "tool_success_turns": None},
     ]
     assert env.get_metrics() == {"gsm8k_accuracy": 1.0, "tool_success_turns": -1.0, "turns": 3}
+    # SkyRL averages the episodes' metrics with the registered entry point's aggregate_metrics
+    other = {"gsm8k_accuracy": 0.0, "tool_success_turns": 0.0, "turns": 1}
+    assert aggregate_for_environment(env_id, [env.get_metrics(), other]) == {
+        "gsm8k_accuracy": 0.5,
+        "tool_success_turns": -0.5,
+        "turns": 2.0,
+    }
     # a wrong final answer: the outcome pays 0 on the last step, nothing before
     _, _, steps, _ = run_episode(env_id, [call("k1"), "#### 12"])
     assert [s["reward"] for s in steps] == [0.0, 0.0]
@@ -166,8 +174,9 @@ def test_the_class_by_its_path_with_settings_in_skyrls_env_config(env_id, monkey
     with pytest.raises(MissingColumnError, match=r"'answer'.*Columns present: code"):
         run_episode(env_id, ["#### 417"], row=row, config=config)  # gsm8k_accuracy reads `answer`, not `code`
     config["ground_truth_column"] = "answer"
-    _, _, steps, _ = run_episode(env_id, [call("k1"), "#### 417"], row=row, config=config)
+    env, _, steps, _ = run_episode(env_id, [call("k1"), "#### 417"], row=row, config=config)
     assert [s["reward"] for s in steps] == [0.0, 1.0]
+    assert aggregate_for_environment(env_id, [env.get_metrics()]) == {"gsm8k_accuracy": 1.0, "turns": 2.0}
     # no rewards in the config: REWARDSMITH_REWARDS names them
     monkeypatch.setenv("REWARDSMITH_REWARDS", "gsm8k_accuracy")
     _, _, steps, _ = run_episode(env_id, ["#### 417"])

@@ -48,7 +48,7 @@ import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.extras import require_extra
@@ -150,12 +150,15 @@ def _setup(settings: dict[str, Any]) -> _Setup:
 class _Episode:
     """The methods of :class:`RewardsmithTextEnv` (``env_class()`` joins them to SkyRL's ``BaseTextEnv``)."""
 
+    #: Settings of the class (a subclass :func:`register_env` registers binds them); ``env_config`` overrides them.
+    defaults: ClassVar[dict[str, Any]] = {}
+
     def __init__(self, env_config: Any = None, extras: Any = None, **settings: Any) -> None:
         super().__init__()
         config = _plain(env_config) or {}
         if not isinstance(config, dict):
             raise RewardConfigError(f"env_config must be a mapping of settings, got {type(config).__name__}")
-        given = {k: v for k, v in settings.items() if v is not None}
+        given = {**self.defaults, **{k: v for k, v in settings.items() if v is not None}}
         if "rewards" in config:  # the config's rewards come with the config's weights (or none)
             given.pop("weights", None)
         setup = _setup({**given, **config})
@@ -301,7 +304,10 @@ def register_env(
     setup = _setup({**{k: v for k, v in given.items() if v is not None}, "ground_truth_column": ground_truth_column})
     shared = {"rewards": list(setup.rewards), "weights": list(setup.weights), "environment": setup.environment,
               "max_turns": setup.max_turns, "ground_truth_column": setup.ground_truth_column}  # fmt: skip
-    skyrl_gym.register(id=id, entry_point=functools.partial(env_class(), **shared))
+    # a class, not a function: SkyRL aggregates an environment's metrics with its entry point's aggregate_metrics
+    base = env_class()
+    bound = type(base.__name__, (base,), {"__module__": __name__, "__doc__": base.__doc__, "defaults": shared})
+    skyrl_gym.register(id=id, entry_point=bound)
     return id
 
 
