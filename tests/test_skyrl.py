@@ -106,6 +106,11 @@ def test_an_outcome_reward_pays_on_the_final_step_and_weights_apply(env_id):
     failing = [call("k9"), call("k1"), "#### 417"]  # k9 is no key: the tool raises, the turn is penalised
     env, _, steps, transcript = run_episode(env_id, failing)
     assert "KeyError" in steps[0]["observations"][0]["content"]
+    assert "KeyError" in steps[0]["metadata"]["reasons"]["tool_success_turns"]  # the reason of this turn only
+    assert (
+        steps[2]["metadata"]["reasons"]["gsm8k_accuracy"]
+        == get_reward("gsm8k_accuracy").explain(completions=[transcript], answer=["417"])[0].reason
+    )
     turns = rewards[1].turn_rewards([PROMPT], [transcript])[0]
     assert turns == [-1.0, 0.0, None]
     outcome = rewards[0](completions=[transcript], answer=["417"])[0]

@@ -23,7 +23,7 @@ reward (step-wise training).
   for this turn (:meth:`~rewardsmith.core.turns.TurnReward.turn_rewards`;
   with ``unit: call``, the sum over the turn's calls) and, on the final step
   only, each other reward's score. ``None`` adds 0 (SkyRL needs a number).
-* a step's ``metadata`` holds each reward's value and reason for it;
+* a step's ``metadata`` holds each reward's value and reason for it (a per-turn reward's: this turn's);
   ``get_metrics()`` each reward's total over the episode and the turns taken.
 
 Each step scores the whole rollout so far (a turn's score never depends on
@@ -231,24 +231,24 @@ class _Episode:
             if not (per_turn or final):
                 continue
             (result,) = reward.explain([self.prompt], [list(self.rollout)], None, **columns)
-            value = self._turn_value(reward, result) if per_turn else result.score
-            values[label], reasons[label] = value, result.reason
+            value, why = self._turn_value(reward, result) if per_turn else (result.score, result.reason)
+            values[label], reasons[label] = value, why
             if value is not None:
                 total += weight * value
                 self.totals[label] += value
         return total, values, reasons
 
-    def _turn_value(self, reward: Any, result: Any) -> float | None:
-        """The per-turn reward's turn reward for the turn just made (unit ``call``: its calls' sum)."""
+    def _turn_value(self, reward: Any, result: Any) -> tuple[float | None, str]:
+        """The per-turn reward's turn reward and reason for the turn just made (unit ``call``: its calls' sum)."""
         from rewardsmith.core.trajectory import trajectory
         from rewardsmith.core.turns import rollout_turns
 
         vector = result.metrics.get("turn_rewards") or []
-        if reward.unit != "call":
-            return vector[-1] if vector else None
-        made = len(rollout_turns(trajectory(self.rollout))[-1].calls)
-        mine = [v for v in vector[len(vector) - made :] if v is not None] if made else []
-        return float(sum(mine)) if mine else None
+        why = result.metrics.get("turn_reasons") or []
+        steps = 1 if reward.unit != "call" else len(rollout_turns(trajectory(self.rollout))[-1].calls)
+        mine = [v for v in vector[len(vector) - steps :] if v is not None] if steps and vector else []
+        reason = "; ".join(r for r in why[len(why) - steps :] if r) if steps else ""
+        return (float(sum(mine)) if mine else None), reason
 
     def get_metrics(self) -> dict[str, Any]:
         """Each reward's total over the episode, and the turns taken (SkyRL averages them per environment class)."""
