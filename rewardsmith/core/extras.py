@@ -14,6 +14,7 @@ judges and the ``rewards`` command. The rest comes with extras:
 * ``verifiers``: verifiers 0.4 (rewardsmith rewards as verifiers task rewards);
 * ``ors``: ors-sdk (an Open Reward Standard server for rewardsmith rewards and environments);
 * ``openenv``: OpenEnv (rubrics both ways; not in ``all``: it cannot share an environment with verifiers);
+* ``skyrl``: skyrl-gym (SkyRL-Gym text environments scored by rewardsmith rewards);
 * ``vllm``, ``qlora``: CUDA-only additions for training;
 * ``all``: everything that installs on any machine (``make install`` uses it).
 
@@ -39,6 +40,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "verifiers": ("verifiers",),
     "ors": ("ors",),
     "openenv": ("openenv",),
+    "skyrl": ("skyrl_gym",),
     "text": ("nltk", "punkt", "langdetect", "jieba"),
     "vllm": ("vllm",),
     "qlora": ("bitsandbytes",),

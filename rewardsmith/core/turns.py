@@ -273,7 +273,8 @@ class TurnReward(Reward):
     def turn_scores(
         self, prompts: Any = None, completions: Any = None, completion_ids: Any = None, **kwargs: Any
     ) -> list[list[float | None]]:
-        """Each rollout's turn scores as given (``None``: a turn not judged)."""
+        """Each rollout's turn scores as given (``None``: a turn not judged); prime-rl's ``turn_credit`` reads
+        these as ``info["turn_rewards"]`` (state scores, of which it takes the deltas itself)."""
         return [list(r.metrics.get("turn_scores") or []) for r in self.explain(prompts, completions, None, **kwargs)]
 
     def turn_rewards(

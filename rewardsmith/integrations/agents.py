@@ -9,7 +9,8 @@
   (``pip install 'rewardsmith[verifiers]'``).
 * TRL's environment contract: :func:`reward_method` makes a ``get_reward``
   method that scores what the environment recorded (its ``transcript`` of the
-  rollout and the ``row`` it was reset with) with rewardsmith rewards.
+  rollout and the ``row`` it was reset with) with rewardsmith rewards;
+  :func:`run_tool` runs a call on such an environment as TRL's tool loop does.
 """
 
 from __future__ import annotations
@@ -27,7 +28,18 @@ from rewardsmith.core.registry import get_rewards
 from rewardsmith.core.result import RewardResult
 from rewardsmith.core.reward import Reward
 
-__all__ = ["UNSCORED_KEY", "reward_method", "split_rollout", "verifiers_rewards", "verifiers_task"]
+__all__ = [
+    "NOT_TOOLS",
+    "UNSCORED_KEY",
+    "reward_method",
+    "run_tool",
+    "split_rollout",
+    "verifiers_rewards",
+    "verifiers_task",
+]
+
+#: Public methods of a TRL-style environment that are not tools.
+NOT_TOOLS = ("reset", "get_reward")
 
 UNSCORED_KEY = "rewardsmith_unscored"
 """``trace.info`` key: for each reward that could not score the rollout (recorded as 0.0), the reason."""
@@ -205,3 +217,25 @@ def reward_method(
         return total if total is not None else 0.0  # none applies: 0, as TRL's nansum gives
 
     return get_reward
+
+
+def run_tool(environment: Any, name: str | None, arguments: dict[str, Any]) -> str:
+    """A tool call on a TRL-style environment (its public methods are the tools), its result as TRL records it:
+    the returned value as text, or ``{'error': ...}`` when the tool raises or there is no such tool.
+
+    >>> class Store:
+    ...     def lookup(self, key: str) -> str:
+    ...         return {"k1": "417"}[key]
+    >>> print(run_tool(Store(), "lookup", {"key": "k1"}), run_tool(Store(), "lookup", {"key": "k9"}))
+    417 {'error': "KeyError: 'k9'"}
+    >>> print(run_tool(Store(), "__init__", {}))
+    {'error': "unknown tool '__init__'"}
+    """
+    usable = environment is not None and bool(name) and not name.startswith("_") and name not in NOT_TOOLS
+    method = getattr(environment, name, None) if usable else None
+    if not callable(method):
+        return str({"error": f"unknown tool {name!r}"})
+    try:
+        return str(method(**arguments))
+    except Exception as exc:  # a tool that raises is a failed call, recorded as TRL records it
+        return str({"error": f"{type(exc).__name__}: {exc}"})

@@ -145,12 +145,11 @@ class _Session:
         return list(cls._tasks.rows) if split == "train" else []
 
     def _run_tool(self: Any, tool: str, arguments: dict[str, Any]) -> Any:
+        from rewardsmith.integrations.agents import run_tool
+
         ors = _ors()
         call = {"type": "function", "function": {"name": tool, "arguments": arguments}}
-        try:
-            text = str(getattr(self.env, tool)(**arguments))
-        except Exception as exc:  # a tool that raises is a failed call, recorded as TRL records it
-            text = str({"error": f"{type(exc).__name__}: {exc}"})
+        text = run_tool(self.env, tool, arguments)
         self.transcript += [
             {"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "name": tool, "content": text},
