@@ -167,6 +167,11 @@ def memory_and_health() -> None:
     cases.append(
         ("/score, 8,192 completions of 6.8 KB", "/score", json.dumps({"completions": [completion] * 8192}).encode())
     )
+    cases.append(("/score, one completion of 50 MB", "/score",
+                  json.dumps({"completions": ["<think>" + "z" * 50_000_000 + "</think>"]}).encode()))  # fmt: skip
+    lines = "".join(f'line {i}: a "quoted" word\n' for i in range(2_000_000))
+    cases.append(("/score, one completion of 2,000,000 lines with quotes", "/score",
+                  json.dumps({"completions": [lines]}).encode()))  # fmt: skip
     cases.append(("/score, 699,029 empty completions (413)", "/score",
                   json.dumps({"completions": [""] * 699_029}).encode()))  # fmt: skip
     cases.append(("/score, 3,000,000 `{}` in a member it does not read (413)", "/score",

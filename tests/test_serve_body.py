@@ -62,6 +62,32 @@ def test_long_strings_escapes_and_odd_spacing_across_windows(window, text):
     assert read_document(text.encode("utf-8")).value == json.loads(text.lstrip("\ufeff"))
 
 
+#: The characters that make a string's contents hard to cut: escapes of every length, surrogate pairs (as two
+#: escapes, or four UTF-8 bytes), runs of backslashes, quotes, lone halves of pairs, multi-byte characters.
+PIECES = ["a", "é", "€", "😀", "\\", "\\" * 7, '"', "\n", "\u2028", "\ud83d", "\ude00", "x" * 20]
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(PIECES), max_size=60), size=st.sampled_from([8, 12, 13, 17, 64]))
+def test_a_long_string_is_read_a_piece_at_a_time_as_json_loads_reads_it_whole(parts, size):
+    text = "".join(parts)
+    body.WINDOW, saved = size, body.WINDOW
+    try:
+        for raw in (
+            json.dumps([text]).encode(),
+            json.dumps([text], ensure_ascii=False).encode("utf-8", "surrogatepass"),
+        ):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:  # a lone half of a pair written as UTF-8 bytes: not UTF-8 (json.loads takes it)
+                with pytest.raises(BodyError, match="not UTF-8"):
+                    read_document(raw)
+                continue
+            assert read_document(raw).value == json.loads(raw)
+    finally:
+        body.WINDOW = saved
+
+
 @pytest.mark.parametrize(
     "raw, words",
     [
@@ -71,6 +97,8 @@ def test_long_strings_escapes_and_odd_spacing_across_windows(window, text):
         (b'["' + b"a" * 300, "Unterminated string"),
         (b'["\xff"]', "not UTF-8"),
         (b'["' + b"a" * 300 + b'\xc3"]', "not UTF-8"),
+        (b'["' + b"a" * 300 + b'\\u12"]', "escape"),  # a short \\u escape in a long string
+        (b'["' + b"a" * 300 + b'\n"]', "control character"),  # a raw new line inside a long string
         (b"[1" + b"1" * 5000 + b"]", "digits"),  # past Python's digit limit: a ValueError, not a crash
     ],
 )

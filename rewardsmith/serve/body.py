@@ -58,13 +58,21 @@ WINDOW = 1 << 17
 #: ``12345,`` take 6 times their bytes, chat messages of a sentence 8, of one word 11, ``{}`` 24, long texts 1) ...
 MEMORY_FACTOR = 10
 #: ... or this many bytes, whichever is more (small bodies of small values).
-MEMORY_FLOOR = 32 << 20
+MEMORY_FLOOR = 16 << 20
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 _UTF8 = codecs.getincrementaldecoder("utf-8")
 _TOKEN = frozenset("-+.0123456789eEabcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _TOKEN_END = re.compile(rb"[^-+.0-9a-zA-Z]")
+#: A JSON string's contents up to its closing quote (or the end of the window it is matched in).
+_STRING_PART = re.compile(rb'(?:[^"\\]++|\\u[0-9a-fA-F]{4}|\\.)*+', re.DOTALL)
+#: The characters of a JSON string's contents, as many as fit: an escape whole, a surrogate pair's two escapes
+#: together (a lone first half stops the match), other bytes (a UTF-8 character is kept whole by the caller).
+#: Needed only where an escape may reach a cut (an escape is at most 12 bytes: no backslash in the 12 before it).
+_PIECE = re.compile(
+    rb"(?:[^\\]++|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u(?![dD][89abAB])[0-9a-fA-F]{4}|\\[^u])*"
+)
 #: Values Python keeps one copy of (they cost their slot only).
 _SHARED = (type(None), bool)
 
@@ -237,27 +245,57 @@ class _Reader:
         return value
 
     def long_string(self) -> str:
-        """A string that does not end in the window: its closing quote found in the bytes, then parsed at once."""
-        raw, quote = self.raw, self.b + 1
-        while True:
-            quote = raw.find(b'"', quote)
-            if quote < 0:
-                raise self.fail("Unterminated string")
-            escapes = quote
-            while raw[escapes - 1] == 0x5C:  # backslashes before the quote: an odd number escapes it
-                escapes -= 1
-            if (quote - escapes) % 2 == 0:
-                break
-            quote += 1
-        try:
-            value, _ = _DECODER.raw_decode(bytes(raw[self.b : quote + 1]).decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise BodyError(f"the body is not UTF-8 ({exc})") from None
-        except ValueError as exc:
-            raise self.fail(getattr(exc, "msg", str(exc))) from None
+        """A string that does not end in the window: its closing quote found in the bytes, then its contents parsed
+        a window at a time (each piece cut between two characters of the JSON text, :data:`_PIECE`) and joined."""
+        raw, quote = self.raw, self.closing_quote()
+        pieces, start = [], self.b + 1
+        while start < quote:
+            end = min(start + max(WINDOW, 12), quote)
+            if end < quote and raw.find(b"\\", end - 12, end) >= 0:  # an escape may reach the cut
+                end = self.cut(start, end)
+            while start < end < quote and 0x80 <= raw[end] < 0xC0:  # not inside a UTF-8 character
+                end -= 1
+            try:
+                piece, _ = _DECODER.raw_decode('"' + bytes(raw[start:end]).decode("utf-8") + '"')
+            except UnicodeDecodeError as exc:
+                raise BodyError(f"the body is not UTF-8 ({exc})") from None
+            except ValueError as exc:
+                self.b = start
+                raise self.fail(getattr(exc, "msg", str(exc))) from None
+            pieces.append(piece)
+            start = end
         self.b = quote + 1
         self.load()
-        return value
+        return "".join(pieces)
+
+    def closing_quote(self) -> int:
+        """The byte of the closing quote of the string that opens at the cursor, found a window at a time."""
+        raw, at = self.raw, self.b + 1
+        while True:
+            limit = min(at + WINDOW, self.n)
+            end = _STRING_PART.match(raw, at, limit).end()  # type: ignore[union-attr]  (it matches "" at least)
+            if end < limit and raw[end] == 0x22:
+                return end
+            if limit >= self.n:
+                raise self.fail("Unterminated string")
+            at = end  # the window's edge, or an escape it cuts: read on from there
+
+    def cut(self, start: int, end: int) -> int:
+        """Where to end a piece of a string's contents that begins at ``start`` (a character's first byte), at or
+        before ``end``, so that no escape is cut and no surrogate pair parted (``end - start`` is 12 or more).
+
+        The piece is read from the last place before ``end - 12`` known to begin a character: the first of a run
+        of backslashes begins one, and without a backslash every byte is a character.
+        """
+        raw = self.raw
+        known = raw.rfind(b"\\", start, end - 12)
+        if known < 0:
+            known = end - 12
+        else:  # back to the first backslash of its run
+            before = bytes(raw[start:known])
+            known -= len(before) - len(before.rstrip(b"\\"))
+        stop = _PIECE.match(raw, known, end).end()  # type: ignore[union-attr]  (it matches "" at least)
+        return stop if stop > known else known + 6  # (a lone first half of a pair stops the match: taken alone)
 
     def value(self, path: tuple[str, ...], depth: int) -> Any:
         """The value at the cursor (no white space before it); the cursor ends after it."""
