@@ -132,11 +132,16 @@ print(response.status_code, len(response.content))
 """
 
 
-def _one_big_request(path: str, body: bytes) -> tuple[int, int, list[float]]:
+#: A reward that reads nothing of the completion: what /health waits for under it is the server's own work.
+_NO_OP = "def no_op(completions, **kwargs):\n    return [0.0] * len(completions)\n"
+
+
+def _one_big_request(path: str, body: bytes, reward: str = "think_format") -> tuple[int, int, list[float]]:
     """A fresh server's peak memory growth for one request, its status, and /health latencies meanwhile."""
     with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "no_op.py").write_text(_NO_OP)
         config = Path(folder) / "serve.yaml"
-        config.write_text("rewards: [think_format]\n")
+        config.write_text(f"rewards: [{reward.replace('no_op.py', str(Path(folder) / 'no_op.py'))}]\n")
         sent = Path(folder) / "body.json"
         sent.write_bytes(body)
         with running_server(config) as (url, proc):
@@ -167,17 +172,20 @@ def memory_and_health() -> None:
     cases.append(
         ("/score, 8,192 completions of 6.8 KB", "/score", json.dumps({"completions": [completion] * 8192}).encode())
     )
-    cases.append(("/score, one completion of 50 MB", "/score",
-                  json.dumps({"completions": ["<think>" + "z" * 50_000_000 + "</think>"]}).encode()))  # fmt: skip
-    lines = "".join(f'line {i}: a "quoted" word\n' for i in range(2_000_000))
-    cases.append(("/score, one completion of 2,000,000 lines with quotes", "/score",
-                  json.dumps({"completions": [lines]}).encode()))  # fmt: skip
+    # One long string, under think_format and under a reward that reads none of it (the reward's own pass
+    # over 50 MB, a regular expression, holds the GIL as long as it takes).
+    long_text = json.dumps({"completions": ["<think>" + "z" * 50_000_000 + "</think>"]}).encode()
+    cases.append(("/score, one completion of 50 MB", "/score", long_text))
+    cases.append(("/score, the same, a reward that reads none of it", "/score", long_text, "no_op.py:no_op"))
+    lines = json.dumps({"completions": ["".join(f'line {i}: a "quoted" word\n' for i in range(2_000_000))]})
+    cases.append(("/score, one completion of 2,000,000 quoting lines, the same", "/score", lines.encode(),
+                  "no_op.py:no_op"))  # fmt: skip
     cases.append(("/score, 699,029 empty completions (413)", "/score",
                   json.dumps({"completions": [""] * 699_029}).encode()))  # fmt: skip
     cases.append(("/score, 3,000,000 `{}` in a member it does not read (413)", "/score",
                   ('{"completions": [""], "extra": [' + ",".join(["{}"] * 3_000_000) + "]}").encode()))  # fmt: skip
-    for label, path, body in cases:
-        grown, status, latencies = _one_big_request(path, body)
+    for label, path, body, *reward in cases:
+        grown, status, latencies = _one_big_request(path, body, *reward)
         latencies.sort()
         print(f"  {label:<52} {len(body) / 1e6:>8.1f} {status:>6} {grown / 1e6:>9.1f} {grown / len(body):>6.1f}x "
               f"{statistics.median(latencies) * 1000:>13.1f} {_p95(latencies) * 1000:>7.1f} "

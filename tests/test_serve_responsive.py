@@ -103,7 +103,7 @@ def test_a_batch_over_max_samples_is_refused_before_it_is_built(tmp_path):
 
 def test_a_body_of_millions_of_small_values_is_refused_before_it_is_built(tmp_path):
     # Not a per-sample list: a member the server does not know, 3 million `{}` (their dicts take 24 times
-    # the bytes). The reader's account of its values refuses it at 10 times the body (or 32 MB).
+    # the bytes). The reader's account of its values refuses it at 10 times the body (or 16 MB).
     body = ('{"completions": ["<think>a</think>"], "extra": [' + ",".join(["{}"] * 3_000_000) + "]}").encode()
     message, grown = _refused(tmp_path, body)
     assert "too many small values" in message, message

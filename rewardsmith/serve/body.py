@@ -24,8 +24,10 @@ items become chat messages as they are read; the items themselves are freed
 at once). The document keeps the body's bytes and where each top-level member
 lies in them, so that an answer echoing the request
 (:func:`rewardsmith.serve.answer.echo_object`) is cut from the bytes instead of
-being written again from parsed values. One string longer than the window is
-still read in one C call: that is a few milliseconds per megabyte of that one string.
+being written again from parsed values. A string longer than the window is read
+a window at a time too: its closing quote found a window at a time, its contents
+cut between two characters of the JSON text (never inside an escape, a surrogate
+pair or a UTF-8 character), each piece parsed, the pieces joined.
 """
 
 from __future__ import annotations
