@@ -1,7 +1,7 @@
 """A local multi-node Ray cluster (Ray's ``cluster_utils``: a head and two more raylets on this machine, 1 CPU
 each), and the reward engine and the evaluation engine across it. Run by ``tests/test_ray_cluster.py`` in its own
 process (one Ray driver per process); prints one JSON object of what it saw. A fourth node is added, and killed,
-during an evaluation job."""
+during an evaluation job (twice: with Ray's task retries and without)."""
 
 from __future__ import annotations
 
@@ -65,11 +65,14 @@ def _reward_engine_same_as_local() -> bool:
     return here == there and len(set(here)) > 1
 
 
-def _node_killed_during_evaluation(cluster, out_dir: Path) -> dict:
+def _node_killed_during_evaluation(cluster, out_dir: Path, retries: int | None = None) -> dict:
     """An evaluation job on Ray with a node killed while its tasks score: every row written, in order, each
-    scored as locally or ``None`` with the error (Ray retries a task its node took down)."""
+    scored as locally or ``None`` with the error (Ray retries a task its node took down, ``retries`` times:
+    the engine's setting when ``None``)."""
     from rewardsmith.evaluation import evaluate
+    from rewardsmith.integrations.rayengine import evaluation as ray_evaluation
 
+    out_dir.mkdir()
     doomed = cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
     started = out_dir / "started"
@@ -79,6 +82,8 @@ def _node_killed_during_evaluation(cluster, out_dir: Path) -> dict:
     quick = _rows(out_dir / "quick.jsonl", texts, delay=0.0, started="")
     spec = f"{Path(__file__).resolve()}:slow_len"
     box: dict = {}
+    default = ray_evaluation._TASK_RETRIES
+    ray_evaluation._TASK_RETRIES = default if retries is None else retries
 
     def job() -> None:
         box["report"] = evaluate(str(slow), spec, out_dir / "killed", progress=False,
@@ -93,20 +98,20 @@ def _node_killed_during_evaluation(cluster, out_dir: Path) -> dict:
     killed_while_running = runner.is_alive()
     cluster.remove_node(doomed, allow_graceful=False)
     runner.join(timeout=600)
-    local = evaluate(str(quick), spec, out_dir / "killed_local", progress=False, completions_column="completion")
+    ray_evaluation._TASK_RETRIES = default
+    local = evaluate(str(quick), spec, out_dir / "local", progress=False, completions_column="completion")
     got = [(row["index"], row["rewards"]["slow_len"]) for row in box["report"].rows()] if "report" in box else []
     want = [(row["index"], row["rewards"]["slow_len"]) for row in local.rows()]
     return {
-        "eval_kill_on_doomed_node": on_doomed,
-        "eval_kill_while_running": killed_while_running,
-        "eval_kill_rows": len(got),
-        "eval_kill_order_kept": [i for i, _ in got] == [i for i, _ in want] == list(range(len(texts))),
-        "eval_kill_none": sum(r["score"] is None for _, r in got),
-        "eval_kill_same_as_local": all(
-            (r["score"] is None and r["error"]) or r == w for (_, r), (_, w) in zip(got, want)
-        ),
-        "eval_kill_local_scores": [w["score"] for _, w in want] == [float(len(t)) for t in texts],
-        "eval_kill_starts": len(list(started.iterdir())),
+        "on_doomed_node": on_doomed,
+        "while_running": killed_while_running,
+        "rows": len(got),
+        "order_kept": [i for i, _ in got] == [i for i, _ in want] == list(range(len(texts))),
+        "none": sum(r["score"] is None for _, r in got),
+        "none_errors": sorted({r["error"].split(":")[0] for _, r in got if r["score"] is None}),
+        "same_as_local": all((r["score"] is None and r["error"]) or r == w for (_, r), (_, w) in zip(got, want)),
+        "local_scores": [w["score"] for _, w in want] == [float(len(t)) for t in texts],
+        "starts": len(list(started.iterdir())),
     }
 
 
@@ -180,7 +185,9 @@ def main(out_dir: str) -> None:
     ]
     r.close()
     report["reward_engine_same_as_local"] = _reward_engine_same_as_local()
-    report.update(_node_killed_during_evaluation(cluster, Path(out_dir)))
+    # a node added, then killed during an evaluation job: with Ray's retries (the default), and with none
+    report["eval_kill"] = _node_killed_during_evaluation(cluster, Path(out_dir) / "kill")
+    report["eval_kill_no_retries"] = _node_killed_during_evaluation(cluster, Path(out_dir) / "kill0", retries=0)
 
     # the evaluation engine across the nodes that are left: the same scores as local
     data = _rows(Path(out_dir) / "rows.jsonl", [f"#### {i if i % 3 else 0}" for i in range(40)])
