@@ -448,6 +448,8 @@ def _config_targets(
     if reward is not None:
         made = [r for r in made if r.name == reward] or _no_such_reward(config, reward, made)
     data.pop("source", None)
+    # prompts shaped as the config's training (or evaluation) shapes them: chat messages unless it says otherwise
+    data.setdefault("conversational", True)
     out = []
     for one in made:
         args = {**data, **{k: v for k, v in arguments.items() if v is not None}}

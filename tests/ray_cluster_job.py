@@ -1,6 +1,7 @@
 """A local multi-node Ray cluster (Ray's ``cluster_utils``: a head and two more raylets on this machine, 1 CPU
 each), and the reward engine and the evaluation engine across it. Run by ``tests/test_ray_cluster.py`` in its own
-process (one Ray driver per process); prints one JSON object of what it saw."""
+process (one Ray driver per process); prints one JSON object of what it saw. A fourth node is added, and killed,
+during an evaluation job (twice: with Ray's task retries and without)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,92 @@ def node_of(completion: str) -> float:
     return float(int(node[:6], 16)) * 1000 + len(completion.split(":")[0])
 
 
-def _rows(path: Path, completions: list[str]) -> Path:
+@reward
+def slow_len(completion: str, delay: float = 0.0, started: str = "") -> float:
+    """The length of the completion, after ``delay`` seconds (a column); when ``started`` (a column) names a
+    folder, first leaves a file there named by the node it runs on (so a test sees where work is in flight)."""
+    if started:
+        import uuid
+
+        import ray
+
+        Path(started, f"{ray.get_runtime_context().get_node_id()}-{uuid.uuid4().hex}").write_text(completion)
+    time.sleep(float(delay or 0.0))
+    return float(len(completion))
+
+
+def _rows(path: Path, completions: list[str], **columns) -> Path:
     with open(path, "w", encoding="utf-8") as handle:
         for i, completion in enumerate(completions):
-            handle.write(json.dumps({"prompt": f"q{i}", "answer": str(i), "completion": completion}) + "\n")
+            row = {"prompt": f"q{i}", "answer": str(i), "completion": completion, **columns}
+            handle.write(json.dumps(row) + "\n")
     return path
+
+
+def _reward_engine_same_as_local() -> bool:
+    """A built-in reward's scores through the Ray reward engine (actors on the nodes left) equal the local ones."""
+    from rewardsmith import get_reward
+
+    answers = ["1/2", "3", "x^2", "10", "-4", "\\sqrt{2}"] * 5
+    texts = [f"so \\boxed{{{a}}}" for a in ["0.5", "3", "x**2", "9", "-4", "\\sqrt2"] * 5]
+    texts[7] = "no answer at all"
+    local = get_reward("math_accuracy")
+    on_ray = get_reward("math_accuracy").configure(engine="ray", workers=2, timeout=60.0)
+    try:
+        here, there = local(completions=texts, answer=answers), on_ray(completions=texts, answer=answers)
+    finally:
+        on_ray.close()
+    return here == there and len(set(here)) > 1
+
+
+def _node_killed_during_evaluation(cluster, out_dir: Path, retries: int | None = None) -> dict:
+    """An evaluation job on Ray with a node killed while its tasks score: every row written, in order, each
+    scored as locally or ``None`` with the error (Ray retries a task its node took down, ``retries`` times:
+    the engine's setting when ``None``)."""
+    from rewardsmith.evaluation import evaluate
+    from rewardsmith.integrations.rayengine import evaluation as ray_evaluation
+
+    out_dir.mkdir()
+    doomed = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    started = out_dir / "started"
+    started.mkdir()
+    texts = [f"r{i}-{'d' * (i % 5)}" for i in range(36)]
+    slow = _rows(out_dir / "slow.jsonl", texts, delay=0.3, started=str(started))
+    quick = _rows(out_dir / "quick.jsonl", texts, delay=0.0, started="")
+    spec = f"{Path(__file__).resolve()}:slow_len"
+    box: dict = {}
+    default = ray_evaluation._TASK_RETRIES
+    ray_evaluation._TASK_RETRIES = default if retries is None else retries
+
+    def job() -> None:
+        box["report"] = evaluate(str(slow), spec, out_dir / "killed", progress=False,
+                                 completions_column="completion", engine="ray", batch_size=2)  # fmt: skip
+
+    runner = threading.Thread(target=job)
+    runner.start()
+    deadline = time.monotonic() + 240
+    while not any(f.name.startswith(doomed.node_id) for f in started.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    on_doomed = sum(f.name.startswith(doomed.node_id) for f in started.iterdir())
+    killed_while_running = runner.is_alive()
+    cluster.remove_node(doomed, allow_graceful=False)
+    runner.join(timeout=600)
+    ray_evaluation._TASK_RETRIES = default
+    local = evaluate(str(quick), spec, out_dir / "local", progress=False, completions_column="completion")
+    got = [(row["index"], row["rewards"]["slow_len"]) for row in box["report"].rows()] if "report" in box else []
+    want = [(row["index"], row["rewards"]["slow_len"]) for row in local.rows()]
+    return {
+        "on_doomed_node": on_doomed,
+        "while_running": killed_while_running,
+        "rows": len(got),
+        "order_kept": [i for i, _ in got] == [i for i, _ in want] == list(range(len(texts))),
+        "none": sum(r["score"] is None for _, r in got),
+        "none_errors": sorted({r["error"].split(":")[0] for _, r in got if r["score"] is None}),
+        "same_as_local": all((r["score"] is None and r["error"]) or r == w for (_, r), (_, w) in zip(got, want)),
+        "local_scores": [w["score"] for _, w in want] == [float(len(t)) for t in texts],
+        "starts": len(list(started.iterdir())),
+    }
 
 
 def main(out_dir: str) -> None:
@@ -39,7 +121,15 @@ def main(out_dir: str) -> None:
 
     from rewardsmith.evaluation import evaluate
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    # a dead raylet is found by the GCS health checks: every second, declared dead after 5 failed (Ray: every 3 s),
+    # so a killed node costs seconds of waiting, not tens; each check still waits 10 s for an answer (busy machines)
+    checks = {
+        "health_check_period_ms": 1000,
+        "health_check_failure_threshold": 5,
+        "health_check_initial_delay_ms": 1000,
+    }
+    head = {"num_cpus": 1, "include_dashboard": False, "_system_config": checks}
+    cluster = Cluster(initialize_head=True, head_node_args=head)
     workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
     ray.init(address=cluster.address, log_to_driver=False)
     cluster.wait_for_nodes()
@@ -94,6 +184,10 @@ def main(out_dir: str) -> None:
         i % 7 + 1 for i in range(10)
     ]
     r.close()
+    report["reward_engine_same_as_local"] = _reward_engine_same_as_local()
+    # a node added, then killed during an evaluation job: with Ray's retries (the default), and with none
+    report["eval_kill"] = _node_killed_during_evaluation(cluster, Path(out_dir) / "kill")
+    report["eval_kill_no_retries"] = _node_killed_during_evaluation(cluster, Path(out_dir) / "kill0", retries=0)
 
     # the evaluation engine across the nodes that are left: the same scores as local
     data = _rows(Path(out_dir) / "rows.jsonl", [f"#### {i if i % 3 else 0}" for i in range(40)])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 
 from rewardsmith import RewardResult, register_reward, reward
@@ -33,3 +34,26 @@ async def async_echo(completion: str, answer: str = "") -> float:
     """1.0 when the completion equals the answer column, scored on the server's event loop."""
     await asyncio.sleep(0.001)
     return float(completion.strip() == str(answer).strip())
+
+
+@register_reward("fails_on_boom")
+@reward
+def fails_on_boom(completion: str) -> float:
+    """The completion's length; raises on a completion that contains ``boom`` (the server scores it ``None``)."""
+    if "boom" in completion:
+        raise ValueError("boom")
+    return float(len(completion))
+
+
+@register_reward("gated_length")
+@reward
+def gated_length(completion: str, gate: str = "") -> float:
+    """The completion's length, once the file ``gate`` (a column) exists: holds a batch in flight until the test
+    opens the gate (it gives up after 120 s, raising)."""
+    if gate:
+        deadline = time.monotonic() + 120
+        while not os.path.exists(gate):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the gate {gate} was not opened")
+            time.sleep(0.01)
+    return float(len(completion))

@@ -9,7 +9,14 @@ import pytest
 from sandbox_helpers import block, requires_sandbox
 
 from rewardsmith import get_reward
-from rewardsmith.rewards.code_formats import AssertTests, HumanEvalTests, TestFormatError, check_tests, count_tests
+from rewardsmith.rewards.code_formats import (
+    AssertTests,
+    HumanEvalTests,
+    TestFormatError,
+    assert_suite,
+    check_tests,
+    count_tests,
+)
 
 pytestmark = [requires_sandbox, pytest.mark.xdist_group("sandbox")]
 
@@ -115,3 +122,38 @@ def test_mbpp_own_layout_with_constant_asserts(reward):
     results = reward.explain(completions=[good, empty], test_list=[row["test_list"]] * 2, test_setup_code=[""] * 2)
     assert [r.score for r in results] == [1.0, 0.0], [r.reason for r in results]
     assert results[0].metrics["total"] == 2
+
+
+def _mbpp_rows(shared_data, **settings) -> list[dict]:
+    from rewardsmith.data import prepare_dataset
+
+    ds = prepare_dataset(str(shared_data / "mbpp.jsonl"), converter="mbpp", conversational=False, **settings)
+    return list(ds)
+
+
+def test_every_mbpp_assert_is_a_test(shared_data):
+    raw = [json.loads(line) for line in (shared_data / "mbpp.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(raw) == 974
+    for settings, column in (({}, ("test_list",)), ({"challenge": True}, ("test_list", "challenge_test_list"))):
+        rows = _mbpp_rows(shared_data, **settings)
+        assert len(rows) == len(raw)
+        for row, source in zip(rows, raw):
+            expected = sum(len(source[c] or []) for c in column)
+            parsed = check_tests(row["tests"])
+            suite = assert_suite(parsed)
+            counted = [step.test for step in suite.tests]
+            assert len(counted) == expected and all(counted), (source["task_id"], settings, counted)
+            assert count_tests(parsed) == expected
+    # MBPP's own layout, read as the reward reads it from the row's columns
+    for source in raw:
+        tests = AssertTests(tuple(source["test_list"]), setup=source["test_setup_code"] or "")
+        assert count_tests(tests) == len(source["test_list"]) == 3, source["task_id"]
+
+
+def test_every_mbpp_reference_is_scored_on_all_its_asserts(reward, shared_data):
+    rows = _mbpp_rows(shared_data)
+    results = reward.explain(completions=[block(row["code"]) for row in rows], tests=[row["tests"] for row in rows])
+    totals = [r.metrics.get("total") for r in results]
+    assert totals == [3] * len(rows), [(row["task_id"], t) for row, t in zip(rows, totals) if t != 3][:5]
+    failed = [row["task_id"] for row, r in zip(rows, results) if r.score != 1.0]
+    assert failed == [596, 642], failed  # sys.getsizeof and set order: their asserts fail on any interpreter

@@ -249,6 +249,63 @@ def test_check_without_a_config_follows_the_datas_prompt_shape():
     assert set(seen) == {"list"}
 
 
+_SEES_TRAINING_PROMPTS = """
+import json, os
+
+EXPECTED = json.loads(open(os.environ["EXPECTED_PROMPTS"], encoding="utf-8").read())
+
+
+def templated(prompts, completions, answer, **kwargs):
+    with open(os.environ["SEEN_PROMPTS"], "a", encoding="utf-8") as seen:
+        seen.writelines(json.dumps(p) + "\\n" for p in prompts)
+    for p in prompts:
+        if p not in EXPECTED:
+            raise ValueError(f"not a prompt training sees: {p!r}")
+    return [float(a in str(c)) for c, a in zip(completions, answer)]
+"""
+
+
+@pytest.mark.parametrize(
+    "prompt_settings",
+    [
+        {"conversational": False, "format_template": "Solve step by step: {prompt}\nAnswer:"},
+        {"conversational": False},
+        {"format_template": "Solve step by step: {prompt}\nAnswer:"},  # training makes it a chat message
+    ],
+    ids=["text-templated", "text", "chat-templated"],
+)
+def test_check_with_a_config_audits_with_the_training_prompts(tmp_path, monkeypatch, prompt_settings):
+    """A reward that fails on any prompt training would not give it: the audit gives it only those."""
+    import yaml
+
+    from rewardsmith.train.config import load_config
+    from rewardsmith.train.plan import prepare_datasets
+
+    rows = [{"prompt": f"What is {a} + {b}?", "answer": str(a + b)} for a, b in ((2, 3), (4, 4), (9, 1))]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "sees.py").write_text(_SEES_TRAINING_PROMPTS)
+    config = {
+        "model": {"name_or_path": "tiny"},
+        "dataset": {"source": "rows.jsonl", **prompt_settings},
+        "rewards": ["./sees.py:templated"],
+        "trainer": {"max_steps": 1},
+    }
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(config))
+    trained, _ = prepare_datasets(load_config(str(path)).dataset)  # the prompts training builds
+    expected = [row["prompt"] for row in trained]
+    assert len(expected) == 3 and (expected[0] == rows[0]["prompt"]) == (prompt_settings == {"conversational": False})
+    (tmp_path / "expected.json").write_text(json.dumps(expected))
+    monkeypatch.setenv("EXPECTED_PROMPTS", str(tmp_path / "expected.json"))
+    monkeypatch.setenv("SEEN_PROMPTS", str(tmp_path / "seen.jsonl"))
+    run = cli("check", "--config", str(path), "--output-dir", "out", "--no-progress", cwd=tmp_path)
+    assert run.returncode in (0, 1), (run.stdout + run.stderr)[-3000:]
+    cost = json.loads((tmp_path / "out" / "check.json").read_text())["cost"]
+    assert cost["errors"] == 0 and cost["samples"] > 50, cost["first_error"]
+    seen = [json.loads(line) for line in (tmp_path / "seen.jsonl").read_text().splitlines()]
+    assert {json.dumps(p) for p in seen} == {json.dumps(p) for p in expected}  # every row's, and only those
+
+
 # -- the ports: verl, TinyZero and verifiers code and data, unchanged, train, evaluate and check ------------------
 
 
