@@ -7,7 +7,7 @@ helper. This benchmark reads those test files where they are (a checkout's
 repository), takes every case whose settings map onto ``math_accuracy``
 (precision 6, ``strict=True``, no set-relation comparison; either match type),
 and scores ``<answer>pred</answer>`` against the reference ``gold`` (the prediction
-as written when it has its own ``<answer>`` or ``<think>`` markers; a chat template's
+as written when it has its own ``<answer>``, ``<think>`` or ``</think>`` markers; a chat template's
 end-of-turn token, such as ``<|im_start|>``, ends it): a case
 agrees when the score is 1 exactly where Math-Verify expects a match. Cases
 whose settings do not map are counted and left out, with the reason.
@@ -96,8 +96,8 @@ def cases(tests: Path) -> tuple[list[dict[str, Any]], Counter]:
 
 
 def _block(pred: str) -> str:
-    """The prediction as the answer block (as written, when it has its own ``<answer>`` or ``<think>`` markers)."""
-    if "<answer>" in pred or "<think>" in pred:
+    """The prediction as the answer block (as written, when it has its own ``<answer>``, ``<think>`` or ``</think>`` markers)."""
+    if "<answer>" in pred or "<think>" in pred or "</think>" in pred:
         return pred
     return f"<answer>{before_end_of_turn(pred)}</answer>"  # what the model wrote ends at its end of turn
 

@@ -25,7 +25,15 @@ from rewardsmith.rewards._answers import (
     without_emphasis,
 )
 from rewardsmith.rewards._closing import OFFERS, closing_sentence, closing_statement
-from rewardsmith.rewards._containers import Container, blocks, container, final_part_after, find_markers, last_end
+from rewardsmith.rewards._containers import (
+    Container,
+    blocks,
+    container,
+    final_part_after,
+    find_markers,
+    last_end,
+    reopened,
+)
 from rewardsmith.rewards._latex import is_placeholder, is_prose
 from rewardsmith.rewards._mathcheck import VARIABLE, normal_form, parts_of, strip_delimiters
 from rewardsmith.rewards._rejections import rejected_values, without_negation, without_working
@@ -82,8 +90,8 @@ def read_final_answers(
     segment = before_end_of_turn(visible_text(completion))
     if think_tag is not None:
         segment = final_part_after(segment, think_tag if isinstance(think_tag, Container) else container(think_tag))
-    segment = final_part(segment, ("\\boxed", "\\fbox", answer_box.opening))
     markers = ("\\boxed", "\\fbox", answer_box.opening)
+    segment = reopened(segment, final_part(segment, markers), answer_box)
     found = _marked_answers(segment, answer_box)
     if found is None or isinstance(found, str):
         return None, found or "malformed", False
