@@ -50,6 +50,7 @@ __all__ = [
     "statement",
     "statement_values",
     "without_emphasis",
+    "without_rounding",
 ]
 
 #: A statement longer than this is not read for values (it is prose, and reading it would cost more than it is worth).
@@ -348,6 +349,27 @@ _PLACED = re.compile(r"\x00(\d+)\x00")
 _EDGES = re.compile(r"^(?:\s|\\[,;:! ])+|(?:\s|\\[,;:! ])+$")
 
 
+_ROUNDING = re.compile(r"\s{0,3}\\approx\s{0,3}[-\u2212]?\d{1,30}(?:\.\d{1,30})?\s{0,3}$")
+_EXACT_FORM = ("/", "\\frac", "\\dfrac", "\\sqrt", "\\pi", "^", "\\log", "\\ln")
+
+
+def without_rounding(answer: str) -> str:
+    r"""An exact value without the number it rounds to after it (``\frac{1}{3} \approx 0.33`` is ``\frac{1}{3}``).
+
+    Between two plain numbers (``18 \approx 20``) ``\approx`` offers alternatives instead.
+
+    >>> without_rounding(r"x = \frac{1}{3} \approx 0.333"), without_rounding(r"2\sqrt{2}\approx2.83")
+    ('x = \\frac{1}{3}', '2\\sqrt{2}')
+    >>> without_rounding(r"18 \approx 20"), without_rounding(r"\pi \approx x")
+    ('18 \\approx 20', '\\pi \\approx x')
+    """
+    cut = _ROUNDING.search(answer) if "\\approx" in answer else None
+    if cut is None:
+        return answer
+    exact = answer[: cut.start()].rsplit("=", 1)[-1]
+    return answer[: cut.start()].rstrip() if any(form in exact for form in _EXACT_FORM) else answer
+
+
 def alternatives(answer: str) -> list[str]:
     r"""The values one stated answer offers: ``[answer]``, or several when it offers alternatives.
 
@@ -362,6 +384,7 @@ def alternatives(answer: str) -> list[str]:
     """
     if len(answer) > MAX_STATEMENT_CHARS:
         return [answer]
+    answer = without_rounding(answer)
     environments = [m.group(0) for m in _ENVIRONMENT.finditer(answer)]
     if environments:  # a matrix's rows are no alternatives: set each environment aside while splitting
         answer = _ENVIRONMENT.sub(lambda m: f"\x00{environments.index(m.group(0))}\x00", answer)

@@ -96,7 +96,7 @@ def interval_form(text: str) -> str | None:
     return None
 
 
-_THOUSANDS = re.compile(r"(?<![\d,.])\d{1,3}(?:(?:\{,\}|,\\!|,)\d{3})+(?![\d.]|,\d|\{,\}|,\\!)")
+_THOUSANDS = re.compile(r"(?<![\d,.])(?!0)\d{1,3}(?:(?:\{,\}|,\\!|,)\d{3})+(?![\d.]|,\d|\{,\}|,\\!)")
 _SEPARATORS = re.compile(r"\{,\}|,\\!|,")
 
 
@@ -108,8 +108,8 @@ def without_thousands(text: str) -> str:
 
     >>> without_thousands("10{,}000"), without_thousands("1,000,000 and 2,5"), without_thousands("(1,7,103)")
     ('10000', '1000000 and 2,5', '(1,7,103)')
-    >>> without_thousands("32, 349"), without_thousands("3.141,592")
-    ('32, 349', '3.141,592')
+    >>> without_thousands("32, 349"), without_thousands("3.141,592"), without_thousands("0,111")
+    ('32, 349', '3.141,592', '0,111')
     """
     return _THOUSANDS.sub(lambda m: _SEPARATORS.sub("", m.group(0)), text)
 

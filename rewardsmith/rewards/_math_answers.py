@@ -210,6 +210,12 @@ def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str
 
 
 _WORDS = re.compile(r"[A-Za-z]{2,}")
+#: A label naming what the formulas after it are (``Special matrix:``): a few words and a colon, no instruction.
+_LABEL = re.compile(
+    r"\s{0,5}(?!(?:find|solve|compute|calculate|evaluate|simplify|determine|show|prove|what|which|how)\b)"
+    r"[A-Za-z][A-Za-z ,'-]{0,50}:\s{0,5}",
+    re.IGNORECASE,
+)
 _MATH_OUTSIDE = re.compile(
     r"\$\$(?:\\.|[^$\\]){0,2000}\$\$|\$(?:\\.|[^$\\]){0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL
 )
@@ -221,7 +227,11 @@ def _box_values(content: str) -> list[str]:
 
 
 def _block_values(block: str) -> list[str]:
-    """What an answer block without a box states: its formulas, or its text (a statement inside it is read as one)."""
+    r"""What an answer block without a box states: its formulas, or its text (a statement inside it is read as one).
+
+    >>> _block_values(r"Special matrix: $\begin{pmatrix}1 \end{pmatrix}$"), _block_values("Solve: $x + 1 = 2$")
+    (['\\begin{pmatrix}1 \\end{pmatrix}'], [])
+    """
     statements = answer_statements(block)
     if statements:
         return [v for s in statements for v in statement_values(s)]
@@ -231,8 +241,11 @@ def _block_values(block: str) -> list[str]:
         return statement_values(text)  # "5 apples", "18 or 20", "Evelyn"
     first = _MATH_OUTSIDE.search(text)
     before = text[: first.start()] if first else text
-    if not _WORDS.search(before) and len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
-        return spans  # formulas, a word or two after them ("(simplified)"); never an instruction before them
+    after = _WORDS.findall(_MATH_OUTSIDE.sub(" ", text[len(before) :]))
+    if len(after) <= 2 and (not _WORDS.search(before) or _LABEL.fullmatch(before)):
+        # formulas, a word or two after them ("(simplified)"), a short label before them ("Special matrix:");
+        # never an instruction before them
+        return spans
     # prose with formulas (an echoed question, say): only a closing statement in it is an answer
     return closing_statement(text if text.endswith((".", "!", "?")) else f"{text}.") or []  # a question: none
 

@@ -72,6 +72,8 @@ _SPACING = re.compile(r"(?<!\\)\\[,;:! ]|\\left|\\right|\s+")  # ``\\ `` is a li
 
 
 _PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+#: A decimal comma (``1000,99``, ``0,111``): one comma, never before a group of three digits of a thousand or more.
+_DECIMAL_COMMA = re.compile(r"^-?(?:0,\d+|\d+,(?!\d{3}$)\d+)$")
 
 
 _FRACTION = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?\d+)/(\d+)$")
@@ -219,12 +221,17 @@ def decide_exactly(gold: str, predicted: str) -> tuple[bool, str] | None:
 
     >>> decide_exactly("10{,}000", "10000"), decide_exactly(r"\\frac{1}{2}", "0.5"), decide_exactly("x", "y")
     ((True, 'identical'), (True, 'rationals'), None)
+    >>> decide_exactly("1000,99", "1000.99"), decide_exactly("0,111", "0.111"), decide_exactly("1,000", "1.000")
+    ((True, 'identical but for a decimal comma'), (True, 'identical but for a decimal comma'), (False, 'rationals'))
     >>> decide_exactly("12", "9^{9^{9}}"), decide_exactly(r"\\frac{1}{3}", r"0.\\overline{3}")
     ((False, 'not checked: a power with astronomically many digits'), (True, 'rationals'))
     """
     g_form, p_form = normal_form(gold), normal_form(predicted)
     if g_form == p_form:
         return True, "identical"
+    if _DECIMAL_COMMA.match(g_form) or _DECIMAL_COMMA.match(p_form):
+        if g_form.replace(",", ".") == p_form.replace(",", "."):
+            return True, "identical but for a decimal comma"
     g, p = rational(gold), rational(predicted)
     # Exact for rationals; only values within rounding distance go to math-verify,
     # which compares numbers rounded to 6 decimals.
