@@ -96,7 +96,7 @@ def cases(tests: Path) -> tuple[list[dict[str, Any]], Counter]:
 
 
 def _block(pred: str) -> str:
-    """The prediction as the answer block (as written, when it has its own ``<answer>``, ``<think>`` or ``</think>`` markers)."""
+    """The prediction as the answer block (as written, when it has its own ``<answer>``, ``<think>``, ``</think>``)."""
     if "<answer>" in pred or "<think>" in pred or "</think>" in pred:
         return pred
     return f"<answer>{before_end_of_turn(pred)}</answer>"  # what the model wrote ends at its end of turn

@@ -31,7 +31,7 @@ import itertools
 import re
 
 from rewardsmith.rewards._equivalence import list_parts
-from rewardsmith.rewards._text import MAX_ANSWERS
+from rewardsmith.rewards._text import MAX_ANSWERS, number_spans
 
 __all__ = [
     "ANSWER_PHRASE",
@@ -47,6 +47,7 @@ __all__ = [
     "revision_after",
     "revision_start",
     "stated_value",
+    "stated_values",
     "statement",
     "statement_values",
     "without_emphasis",
@@ -225,6 +226,22 @@ def statement_values(said: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def stated_values(said: str) -> list[str]:
+    r"""The values an explicit answer statement offers: :func:`statement_values`, or its one number when it is prose.
+
+    >>> stated_values("Jane started growing Sphere 3 hours ago"), stated_values("she walked 2 miles in 3 hours")
+    (['3'], [])
+    """
+    values = statement_values(said)
+    if values or len(said) > MAX_STATEMENT_CHARS:
+        return values
+    numbers = {key: (start, end) for key, start, end in number_spans(said)}
+    if len(numbers) != 1:
+        return []
+    start, end = next(iter(numbers.values()))
+    return [said[start:end].strip()]
+
+
 #: Where a value starts: a formula, a number (after "approximately", "exactly", Markdown emphasis).
 _VALUE_START = re.compile(
     r"[\s:]{0,5}(?:\*\*|__)?\s{0,3}(?:(?:approximately|exactly|about|equal\s{1,3}to)\s{1,3})?"
@@ -344,6 +361,8 @@ _SEPARATOR = re.compile(
     r"|\\(?:Rightarrow|implies|Longrightarrow|lor|vee|cr|enspace)(?![a-zA-Z])"
     r"|(?<=\d)\s{0,3}(?:~|\\to(?![a-zA-Z])|\\approx(?![a-zA-Z]))\s{0,3}(?=-?\d)"  # "18~20"; "12~cm" is 12 cm
 )
+#: Spacing after a list's comma (``a = 1, \quad b = 2``) separates nothing the comma does not.
+_LIST_SPACING = re.compile(r",\s{0,3}(?:(?:\\q?quad\b|\\[,;: ]|~)\s{0,3}){1,4}")
 _ENVIRONMENT = re.compile(r"\\begin\{(\w{1,20}\*?)\}.{0,2000}?\\end\{\1\}", re.DOTALL)
 _PLACED = re.compile(r"\x00(\d+)\x00")
 _EDGES = re.compile(r"^(?:\s|\\[,;:! ])+|(?:\s|\\[,;:! ])+$")
@@ -379,6 +398,8 @@ def alternatives(answer: str) -> list[str]:
     (['18', '20'], ['18', '20'], ['\\frac{1}{2}'])
     >>> alternatives(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}"), alternatives(r"5\text{ cm}")
     (['\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}'], ['5\\text{ cm}'])
+    >>> alternatives(r"a_{37} = 19, \quad a_3 = 2"), alternatives(r"a = 1 \quad b = 2")
+    (['a_{37} = 19, \\quad a_3 = 2'], ['a = 1', 'b = 2'])
     >>> alternatives(r"3 \\ \begin{pmatrix} 1 \\ 2 \end{pmatrix}")
     ['3', '\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}']
     """
@@ -395,7 +416,7 @@ def alternatives(answer: str) -> list[str]:
             return match.group(0)
         return " or " + re.sub(r"(?<!\w)(?:or|and)(?!\w)|[()]", " ", inner)
 
-    spread = _SEPARATOR.split(_TEXT_WORDS.sub(words, answer))
+    spread = _SEPARATOR.split(_LIST_SPACING.sub(", ", _TEXT_WORDS.sub(words, answer)))
     parts = [_EDGES.sub("", p) for p in spread]
     parts = [_PLACED.sub(lambda m: environments[int(m.group(1))], p) for p in parts if p]
     return parts if len(parts) > 1 else [_PLACED.sub(lambda m: environments[int(m.group(1))], answer)]

@@ -23,6 +23,7 @@ __all__ = [
     "interval_form",
     "list_parts",
     "multiplied",
+    "named_parts",
     "ordered_prompt",
     "renamed_variable",
     "unit_of",
@@ -143,6 +144,7 @@ _UNORDERED = re.compile(
     r"|functions|pairs|triples|tuples|lists|sequences)\b"
     r"|\bthe\s{1,3}(?:real\s{1,3})?(?:solutions|values|roots|zeros)\s{1,3}of\s{1,3}\$?[a-z]\$?"
     r"\s{1,3}(?:for\s{1,3}which|such\s{1,3}that|that|satisfying)"
+    r"|\bthe\s{1,3}(?:real\s{1,3}|integer\s{1,3})?(?:solutions|roots|zeros)\s{1,3}are\b"
     r"|separated by commas",
     re.IGNORECASE,
 )
@@ -155,6 +157,8 @@ def ordered_prompt(prompt: str | None) -> bool:
     False
     >>> ordered_prompt("Determine the values of $x$ for which $f(x)=g(x)$."), ordered_prompt("the possible values of x")
     (False, False)
+    >>> ordered_prompt(r"so the solutions are $n = \boxed{1,-2}$."), ordered_prompt("the roots of $p$ and $q$")
+    (False, True)
     >>> ordered_prompt("Find p and q."), ordered_prompt(None)
     (True, True)
     """
@@ -260,3 +264,35 @@ def renamed_variable(gold: str, predicted: str) -> str:
         return predicted  # the reference's variable already means something else there
     body = re.sub(rf"(?<![\\a-zA-Z]){old}(?![a-zA-Z])", new, p.group(3))
     return f"{p.group(1)}({new})={body}"
+
+
+_NAMED_PART = re.compile(
+    r"^(?:\s|\\q?quad\b|\\[,;: ]|~)*([A-Za-z](?:_\{?\w{1,5}\}?)?|[A-Z]{2,3})\s{0,5}=\s{0,5}([^=]{1,300})$", re.DOTALL
+)
+
+
+def named_parts(gold_parts: list[str], predicted_parts: list[str]) -> tuple[list[str], list[str]] | None:
+    r"""The values of two lists that name every part (``a_3 = 2, a_{37} = 19``), in the reference's order.
+
+    ``None`` unless both name the same parts, each once (``x = 1, x = 2`` are solutions, not named parts).
+
+    >>> named_parts(["a_3 = 2", "a_{37} = 19"], ["a_{37} = 19", r"\quad a_3 = 2"])
+    (['2', '19'], ['2', '19'])
+    >>> named_parts(["x = 1", "x = 2"], ["x = 2", "x = 1"]), named_parts(["p = 1", "q = 2"], ["p = 1", "r = 2"])
+    (None, None)
+    """
+    if len(gold_parts) < 2 or len(predicted_parts) != len(gold_parts):
+        return None
+    gold = [_NAMED_PART.match(part) for part in gold_parts]
+    predicted = [_NAMED_PART.match(part) for part in predicted_parts]
+    if not all(gold) or not all(predicted):
+        return None
+    names = [_name(m) for m in gold]  # type: ignore[arg-type]
+    values = {_name(m): m.group(2).strip() for m in predicted}  # type: ignore[union-attr]
+    if len(set(names)) != len(names) or set(values) != set(names):
+        return None
+    return [m.group(2).strip() for m in gold], [values[name] for name in names]  # type: ignore[union-attr]
+
+
+def _name(match: re.Match[str]) -> str:
+    return match.group(1).replace("{", "").replace("}", "")

@@ -21,6 +21,7 @@ from rewardsmith.rewards._answers import (
     phrase_matches,
     retracts,
     revision_after,
+    stated_values,
     statement_values,
     without_emphasis,
 )
@@ -104,7 +105,7 @@ def read_final_answers(
             return None, f"more than {MAX_ANSWERS} answer statements", False
         # the last statement is the answer; an earlier one counts too unless it is prose ("answer: we first ...")
         stated = [a for a in statements[:-1] if not is_prose(a)] + statements[-1:]
-        answers = [v for a in stated for v in statement_values(a)]
+        answers = [v for a in stated for v in stated_values(a)]
         answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
         where, offered = "answer phrase", any(OFFERS.search(a) for a in stated)
     revised = revision_after(segment, _last_answer_at(segment, markers)) if answers and retracts(segment) else None
@@ -234,7 +235,7 @@ def _block_values(block: str) -> list[str]:
     """
     statements = answer_statements(block)
     if statements:
-        return [v for s in statements for v in statement_values(s)]
+        return [v for s in statements for v in stated_values(s)]
     text = without_emphasis(block.strip())
     spans = math_spans(text)
     if not spans:

@@ -23,6 +23,7 @@ from rewardsmith.rewards._equivalence import (
     interval_form,
     list_parts,
     multiplied,
+    named_parts,
     renamed_variable,
     unit_of,
     without_thousands,
@@ -229,9 +230,9 @@ def decide_exactly(gold: str, predicted: str) -> tuple[bool, str] | None:
     g_form, p_form = normal_form(gold), normal_form(predicted)
     if g_form == p_form:
         return True, "identical"
-    if _DECIMAL_COMMA.match(g_form) or _DECIMAL_COMMA.match(p_form):
-        if g_form.replace(",", ".") == p_form.replace(",", "."):
-            return True, "identical but for a decimal comma"
+    decimal_comma = _DECIMAL_COMMA.match(g_form) or _DECIMAL_COMMA.match(p_form)
+    if decimal_comma and g_form.replace(",", ".") == p_form.replace(",", "."):
+        return True, "identical but for a decimal comma"
     g, p = rational(gold), rational(predicted)
     # Exact for rationals; only values within rounding distance go to math-verify,
     # which compares numbers rounded to 6 decimals.
@@ -343,6 +344,12 @@ def compare(
     if g_choice and p_choice:  # letters are a set: "D, A" and "AD" name choices A and D
         return g_choice == p_choice, "choice letters"
     g_parts, p_parts = list_parts(gold), list_parts(predicted)
+    named = named_parts(g_parts, p_parts)
+    if named is not None:  # parts named in both (a_3 = 2, a_{37} = 19): compared name by name
+        verdicts = [compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(*named)]
+        if any(v is None for v in verdicts):
+            return None
+        return all(v[0] for v in verdicts if v), "compared by name, part by part"
     if not (ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts)):
         gold, predicted = multiplied(gold), multiplied(predicted)
         g_unit, p_unit = unit_of(gold), unit_of(predicted)
