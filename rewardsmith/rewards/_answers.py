@@ -389,6 +389,21 @@ def without_rounding(answer: str) -> str:
     return answer[: cut.start()].rstrip() if any(form in exact for form in _EXACT_FORM) else answer
 
 
+_DOUBLED = re.compile(r"(?<!\\)\\\\(?=[A-Za-z]{2})")
+_SINGLE_COMMAND = re.compile(r"(?<!\\)\\[A-Za-z]")
+
+
+def unescaped(answer: str) -> str:
+    r"""An answer whose every command is written with a doubled backslash (an escaped string) as LaTeX.
+
+    >>> unescaped(r"\\left( 3, \\frac{\\pi}{2} \\right)"), unescaped(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}")
+    ('\\left( 3, \\frac{\\pi}{2} \\right)', '\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}')
+    """
+    if "\\\\" not in answer or _SINGLE_COMMAND.search(answer):
+        return answer
+    return _DOUBLED.sub(lambda _: "\\", answer)
+
+
 def alternatives(answer: str) -> list[str]:
     r"""The values one stated answer offers: ``[answer]``, or several when it offers alternatives.
 

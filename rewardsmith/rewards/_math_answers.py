@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from rewardsmith.rewards._answers import (
+    MAX_STATEMENT_CHARS,
     alternatives,
     answer_statements,
     before_end_of_turn,
@@ -23,6 +24,7 @@ from rewardsmith.rewards._answers import (
     revision_after,
     stated_values,
     statement_values,
+    unescaped,
     without_emphasis,
 )
 from rewardsmith.rewards._closing import OFFERS, closing_sentence, closing_statement
@@ -99,6 +101,9 @@ def read_final_answers(
     answers, where = found
     answers = _real_answers([strip_delimiters(a) for a in answers], prompt)
     offered = any(OFFERS.search(a) for a in answers) or _offered_between(segment, markers)
+    final = _final_statement_after(segment, markers) if answers else None
+    if final:  # "= \boxed{200} ... = \boxed{255} ... Final Answer: The final answer is $10,455$."
+        answers, where, offered = final, "final answer statement after the boxes", False
     if not answers:
         statements = answer_statements(segment)
         if statements is None:
@@ -119,13 +124,18 @@ def read_final_answers(
         answers, where = _closing_list(segment), "closing list"  # "Summary:\n- d(6) = 1/3\n- d(16) = 1"
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)", False
-    answers = [strip_delimiters(alt) for a in answers for alt in alternatives(without_working(without_negation(a)))]
+    answers = [strip_delimiters(alt) for a in answers for alt in alternatives(_plain(a))]
     answers = [a for a in answers if a and a not in _BARE_DELIMITERS]
     rejected = {normal_form(strip_delimiters(v)) for v in rejected_values(segment)}
     kept = [a for a in answers if normal_form(a) not in rejected]
     if answers and not kept:
         return [], 'every stated answer is rejected in the text ("not ...", "... is incorrect")', False
     return _restated(kept), where, offered
+
+
+def _plain(answer: str) -> str:
+    """A stated answer as LaTeX, without the value it rules out or the working after it."""
+    return without_working(without_negation(unescaped(answer)))
 
 
 _ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022]|\d{1,2}[.)])[ \t]{1,8}(.{1,300})")
@@ -164,6 +174,26 @@ def _restated(answers: list[str]) -> list[str]:
         ):
             return [whole]
     return answers
+
+
+def _final_statement_after(segment: str, markers: tuple[str, ...]) -> list[str] | None:
+    r"""The values of a "final answer" statement that closes the text after its last box (the boxes were working).
+
+    >>> _final_statement_after(r"so $= \boxed{200}$, then $10,455$. Final Answer: The final answer is $10,455$.",
+    ...     ("\\boxed",))
+    ['10,455']
+    >>> _final_statement_after(r"Final answer: \boxed{3}", ("\\boxed",)) is None
+    True
+    """
+    phrases = phrase_matches(segment[-MAX_STATEMENT_CHARS:])
+    if not phrases or "final" not in phrases[-1].group(0).casefold():
+        return None
+    start = len(segment) - len(segment[-MAX_STATEMENT_CHARS:]) + phrases[-1].start()
+    if max(segment.rfind(m) for m in markers) > start:
+        return None
+    statements = answer_statements(segment[start:])
+    values = [v for v in stated_values(statements[-1])] if statements else []
+    return values or None
 
 
 def _last_answer_at(segment: str, markers: tuple[str, ...]) -> int:
@@ -223,8 +253,19 @@ _MATH_OUTSIDE = re.compile(
 
 
 def _box_values(content: str) -> list[str]:
-    """A box's answer: as written, unless it holds formulas inside prose (a question copied into a box)."""
-    return _block_values(content) if "$" in content or "\\(" in content else [content]
+    r"""A box's answer: as written, unless it holds formulas inside prose (a question copied into a box).
+
+    A box that opens with math and closes its formula inside (``\boxed{12 $ and $13}``) states the values between.
+
+    >>> _box_values("12 $ and $13 "), _box_values(r"\frac{1}{2}"), _box_values("Find $x$.")
+    (['12', '13'], ['\\frac{1}{2}'], [])
+    """
+    if "$" not in content and "\\(" not in content:
+        return [content]
+    opening = content.split("$", 1)[0]
+    if "$" in content and opening.strip() and not _WORDS.search(opening):
+        return statement_values(content.replace("$", " "))
+    return _block_values(content)
 
 
 def _block_values(block: str) -> list[str]:
