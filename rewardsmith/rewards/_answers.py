@@ -351,7 +351,8 @@ def revision_start(text: str, first_answer: int, last_answer: int) -> int:
         marker = found
     if marker is None:
         return 0
-    sentence = max(text.rfind(". ", 0, marker.start()) + 2, text.rfind("\n", 0, marker.start()) + 1)
+    stop = text.rfind(". ", 0, marker.start())
+    sentence = max(stop + 2 if stop >= 0 else 0, text.rfind("\n", 0, marker.start()) + 1)
     return sentence if sentence > first_answer else marker.start()
 
 

@@ -241,6 +241,7 @@ def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str
 
 
 _WORDS = re.compile(r"[A-Za-z]{2,}")
+_DOLLAR = re.compile(r"(?<!\\)\$")
 #: A label naming what the formulas after it are (``Special matrix:``): a few words and a colon, no instruction.
 _LABEL = re.compile(
     r"\s{0,5}(?!(?:find|solve|compute|calculate|evaluate|simplify|determine|show|prove|what|which|how)\b)"
@@ -257,14 +258,15 @@ def _box_values(content: str) -> list[str]:
 
     A box that opens with math and closes its formula inside (``\boxed{12 $ and $13}``) states the values between.
 
-    >>> _box_values("12 $ and $13 "), _box_values(r"\frac{1}{2}"), _box_values("Find $x$.")
-    (['12', '13'], ['\\frac{1}{2}'], [])
+    >>> _box_values("12 $ and $13 "), _box_values(r"\frac{1}{2}"), _box_values("Find $x$."), _box_values(r"\$1.5M")
+    (['12', '13'], ['\\frac{1}{2}'], [], ['\\$1.5M'])
     """
-    if "$" not in content and "\\(" not in content:
+    dollars = [m.start() for m in _DOLLAR.finditer(content)]
+    if not dollars and "\\(" not in content:
         return [content]
-    opening = content.split("$", 1)[0]
-    if "$" in content and opening.strip() and not _WORDS.search(opening):
-        return statement_values(content.replace("$", " "))
+    opening = content[: dollars[0]] if dollars else ""
+    if opening.strip() and not _WORDS.search(opening):
+        return statement_values(_DOLLAR.sub(" ", content))
     return _block_values(content)
 
 
