@@ -70,6 +70,7 @@ from rewardsmith.rewards._mathcheck import (
     clear_caches,
     compare,
     hedge_reason,
+    normal_form,
     parse_latex,
     parts_of,
     rational,
@@ -234,21 +235,25 @@ class MathAccuracy(Reward):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")
         if gold is not None and _OFFERED.search(gold) and len(alternatives(gold)) > 1:
             return RewardResult(None, f"the reference {str(reference)[:60]!r} offers alternatives: no answer can match")
+        if gold is None:
+            return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
+        prompt_text = prompt if isinstance(prompt, str) else None
+        answers, where, offered = read_final_answers(completion, prompt_text, self.answer_tag, self.think_tag)
+        answers = [value for answer in answers or [] for value in chain_values(answer)]
+        if answers and all(normal_form(a) == normal_form(gold) for a in answers):  # the reference as written
+            return RewardResult(1.0, f"predicted {short(answers[-1])} ({where}), reference {short(gold)}: identical")
         timeout = self._library_timeout()
         gold_value: Any = None
-        if gold is not None and rational(gold) is None:  # whether a LaTeX reference parses takes sympy
+        if rational(gold) is None:  # whether a LaTeX reference parses takes sympy
             if not allow_sympy:
                 return None
             gold_value = parse_latex(gold, timeout)
-        if gold is None or (gold_value is not None and not gold_value):
-            return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
-        prompt_text = prompt if isinstance(prompt, str) else None
+            if not gold_value:
+                return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
+        if not answers:
+            return RewardResult(0.0, where)
         # a list keeps its order unless the problem, or a worked reference ("so the solutions are"), makes it a set
         ordered = ordered_prompt(prompt_text) and ordered_prompt(str(reference))
-        answers, where, offered = read_final_answers(completion, prompt_text, self.answer_tag, self.think_tag)
-        if answers is None or not answers:
-            return RewardResult(0.0, where)
-        answers = [value for answer in answers for value in chain_values(answer)]
         last = answers[-1]
         hedge = hedge_reason([without_unit(multiplied(a)) for a in answers], allow_sympy, timeout)
         if hedge is None:
