@@ -31,7 +31,7 @@ import itertools
 import re
 
 from rewardsmith.rewards._equivalence import list_parts
-from rewardsmith.rewards._text import MAX_ANSWERS, number_spans
+from rewardsmith.rewards._text import MAX_ANSWERS, matches_near, number_spans
 
 __all__ = [
     "ANSWER_PHRASE",
@@ -119,11 +119,20 @@ def phrase_matches(
     >>> [m.group(0) for m in phrase_matches("x. The answer is 5")]
     ['The answer is ']
     """
-    if len(text) > 4096:
-        folded = text.casefold()
-        if not any(word in folded for word in words):
-            return []
-    return list(itertools.islice(pattern.finditer(text), limit + 1))
+    key = (text, pattern, words, limit)
+    last = _LAST_SCAN[0]
+    if last[0] == key:  # the same text is scanned for phrases several times while one answer is read
+        return list(last[1])
+    found = matches_near(text, pattern, words, _REACH, _SPAN, limit)
+    _LAST_SCAN[0] = (key, tuple(found))  # one assignment: threads never see half of it
+    return found
+
+
+#: How far before its word (``answer``, ``####``) an answer phrase can start (``\n## Final  Answer``), and more
+#: than any phrase's length with the characters its end looks at (the longest, every gap at its widest, is 260).
+_REACH = 96
+_SPAN = 400
+_LAST_SCAN: list[tuple] = [(None, ())]
 
 
 def answer_statements(

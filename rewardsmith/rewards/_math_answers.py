@@ -20,7 +20,6 @@ from rewardsmith.rewards._answers import (
     final_part,
     math_spans,
     phrase_matches,
-    retracts,
     revision_after,
     stated_values,
     statement_values,
@@ -113,7 +112,7 @@ def read_final_answers(
         answers = [v for a in stated for v in stated_values(a)]
         answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
         where, offered = "answer phrase", any(OFFERS.search(a) for a in stated)
-    revised = revision_after(segment, _last_answer_at(segment, markers)) if answers and retracts(segment) else None
+    revised = revision_after(segment, _last_answer_at(segment, markers)) if answers else None  # scans after it only
     if revised is not None and closing_statement(segment[revised:]):  # "**Final answer:** 7 ... Actually it's 8."
         answers, where = closing_statement(segment[revised:]) or [], "closing statement after a revision"
         offered = bool(OFFERS.search(closing_sentence(segment[revised:]) or ""))

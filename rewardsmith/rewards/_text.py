@@ -19,7 +19,7 @@ import itertools
 import re
 import sys
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -32,6 +32,7 @@ __all__ = [
     "fold_word",
     "has_content",
     "iter_tags",
+    "matches_near",
     "paired_blocks",
     "parse_number",
     "tag_blocks",
@@ -552,3 +553,73 @@ def last_tag_end(text: str, name: str, closing: bool = False) -> int | None:
         if (match.group(1) == "/") == closing:
             end = match.end()
     return end
+
+
+# -- patterns tried only near their words ----------------------------------------------------------------------
+
+
+def matches_near(
+    text: str, pattern: re.Pattern[str], words: tuple[str, ...], reach: int, span: int, limit: int | None = None
+) -> list[re.Match[str]]:
+    r"""The matches ``pattern.finditer(text)`` gives, found by trying the pattern only around ``words``.
+
+    Every match must hold one of ``words`` (matched in any case) at most
+    ``reach`` characters after its start, and be shorter than ``span`` with
+    the characters its end looks at. Then the pattern is tried only from
+    ``reach`` before each word, within ``span``, and a match is taken only
+    where it starts by that word: the same matches, without scanning the
+    whole text with a costly pattern. With ``limit``, at most ``limit + 1``.
+
+    >>> pattern = re.compile(r"(?:the\s)?answer is (\d+)", re.IGNORECASE)
+    >>> [m.group(1) for m in matches_near("So the answer is 5; the ANSWER is 6.", pattern, ("answer",), 4, 40)]
+    ['5', '6']
+    """
+    next_word = _word_finder(text, words)
+    found: list[re.Match[str]] = []
+    position = cursor = 0  # matches start at ``position`` or later; words are looked for from ``cursor`` on
+    while limit is None or len(found) <= limit:
+        near = next_word(cursor)
+        if near < 0:
+            break
+        if reach:
+            match = pattern.search(text, max(position, near - reach), near + span)
+        else:
+            match = pattern.match(text, near, near + span) if near >= position else None
+        if match is not None and match.start() <= near:
+            found.append(match)
+            position = cursor = max(match.end(), match.start() + 1)
+        else:
+            cursor = near + 1
+    return found
+
+
+def _word_finder(text: str, words: tuple[str, ...]) -> Callable[[int], int]:
+    """A function giving where the next of ``words`` (any case) starts from a position on, or -1."""
+    if text.isascii():
+        lowered = text.lower()  # the same length: the same positions
+        ahead = [-1] * len(words)  # where each word is next found (looked for again only once passed)
+
+        def find(position: int) -> int:
+            best = -1
+            for i, word in enumerate(words):
+                at = ahead[i]
+                if at != len(text) and at < position:
+                    at = lowered.find(word, position)
+                    ahead[i] = at = len(text) if at < 0 else at
+                if at != len(text) and (best < 0 or at < best):
+                    best = at
+            return best
+
+        return find
+    keyword = _keyword_pattern(words)
+
+    def search(position: int) -> int:
+        hit = keyword.search(text, position)
+        return -1 if hit is None else hit.start()
+
+    return search
+
+
+@functools.lru_cache(maxsize=32)
+def _keyword_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
