@@ -177,3 +177,31 @@ def test_a_box_that_closes_its_formula_inside(completion, expected):
 )
 def test_a_final_answer_statement_after_working_boxes(completion, expected):
     assert _math(completion, "10455") == expected
+
+
+_FRAGMENTS = (
+    "answer", "Answer", "ANSWER", "final ", "Final ", "the ", "The ", " is ", ": ", "**", "__", "#", "## ", "####",
+    " ", "\n", "\t", "$5$", r"\boxed{3}", r"\(7\)", "12", "-3.5", "not ", "is not ", "isn't ", "instead of ",
+    "rather than ", " incorrect", " wrong", " would be ", "equals ", "=", "A:", "A :", "x", "Total", ".",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_patterns_tried_near_their_words_find_what_a_full_scan_finds(seed):
+    import random
+    import re
+
+    from rewardsmith.rewards import _answers, _rejections, gsm8k
+    from rewardsmith.rewards._text import matches_near
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_FRAGMENTS) for _ in range(rng.randrange(5, 400)))
+    if seed % 4 == 0:
+        text = text.replace("x", "\u00e9")  # not ASCII: words are found by a case-insensitive search
+    near = (_answers._REACH, _answers._SPAN)
+    scans = [(_answers.ANSWER_PHRASE, _answers.PHRASE_WORDS, *near), (gsm8k._PHRASES, gsm8k._PHRASE_WORDS, *near)]
+    scans += list(_rejections._SCANS)
+    for pattern, words, reach, span in scans:
+        assert isinstance(pattern, re.Pattern)
+        expected = [(m.start(), m.end()) for m in pattern.finditer(text)]
+        assert [(m.start(), m.end()) for m in matches_near(text, pattern, words, reach, span)] == expected
