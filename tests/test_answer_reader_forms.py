@@ -205,3 +205,17 @@ def test_patterns_tried_near_their_words_find_what_a_full_scan_finds(seed):
         assert isinstance(pattern, re.Pattern)
         expected = [(m.start(), m.end()) for m in pattern.finditer(text)]
         assert [(m.start(), m.end()) for m in matches_near(text, pattern, words, reach, span)] == expected
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"\boxed{\{10, 11, 12\}, \{-2, -1, 0\}}", 1.0),
+        (r"\boxed{(10, 11, 12), (-2, -1, 0)}", 1.0),
+        (r"\boxed{\{10, 11, 12\}, \{-2, -1, 1\}}", 0.0),
+        (r"\boxed{\{10, 11\}, \{-2, -1, 0\}}", 0.0),  # five values are not the reference's six
+        (r"\boxed{\{-2, -1, 0\}, \{10, 11, 12\}}", 0.0),  # a flat list keeps its order
+    ],
+)
+def test_groups_against_a_reference_listing_their_values_flat(completion, expected):
+    assert _math(completion, "10,11,12,-2,-1,0", "Determine these two sequences.") == expected

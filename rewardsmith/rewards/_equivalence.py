@@ -20,6 +20,7 @@ from fractions import Fraction
 
 __all__ = [
     "choice_letters",
+    "flattened",
     "interval_form",
     "list_parts",
     "multiplied",
@@ -296,3 +297,36 @@ def named_parts(gold_parts: list[str], predicted_parts: list[str]) -> tuple[list
 
 def _name(match: re.Match[str]) -> str:
     return match.group(1).replace("{", "").replace("}", "")
+
+
+_GROUPS = (("\\{", "\\}"), ("\\left\\{", "\\right\\}"), ("(", ")"), ("[", "]"), ("\\left(", "\\right)"))
+
+
+def flattened(gold_parts: list[str], predicted_parts: list[str]) -> list[str] | None:
+    r"""The items of a list of groups, in order, where the reference lists as many bare values (else ``None``).
+
+    Two sequences given as sets, ``\{10, 11\}, \{-2, -1\}``, state the values ``10, 11, -2, -1``.
+
+    >>> flattened(["10", "11", "-2", "-1"], [r"\{10, 11\}", r"\{-2, -1\}"]), flattened(["1", "2"], ["(1, 2)", "(3)"])
+    (['10', '11', '-2', '-1'], None)
+    >>> flattened(["(1, 2)", "(3, 4)"], ["(1, 2)", "(3, 4)"]) is None
+    True
+    """
+    if len(gold_parts) < 3 or len(predicted_parts) < 2 or any(_group(part) for part in gold_parts):
+        return None
+    items: list[str] = []
+    for part in predicted_parts:
+        inner = _group(part)
+        if inner is None:
+            return None
+        items += list_parts(inner) or [inner.strip()]
+    return items if len(items) == len(gold_parts) else None
+
+
+def _group(part: str) -> str | None:
+    r"""The inside of a bracketed group (``\{1, 2\}``, ``(1, 2)``), or ``None``."""
+    text = part.strip()
+    for opening, closing in _GROUPS:
+        if text.startswith(opening) and text.endswith(closing) and len(text) > len(opening) + len(closing):
+            return text[len(opening) : len(text) - len(closing)]
+    return None

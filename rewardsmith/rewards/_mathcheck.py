@@ -20,6 +20,7 @@ from typing import Any
 
 from rewardsmith.rewards._equivalence import (
     choice_letters,
+    flattened,
     interval_form,
     list_parts,
     multiplied,
@@ -344,6 +345,9 @@ def compare(
     if g_choice and p_choice:  # letters are a set: "D, A" and "AD" name choices A and D
         return g_choice == p_choice, "choice letters"
     g_parts, p_parts = list_parts(gold), list_parts(predicted)
+    flat = flattened(g_parts, p_parts)
+    if flat is not None:  # two sequences as sets against the reference's flat list of their values
+        predicted, p_parts = ", ".join(flat), flat
     named = named_parts(g_parts, p_parts)
     if named is not None:  # parts named in both (a_3 = 2, a_{37} = 19): compared name by name
         verdicts = [compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(*named)]
