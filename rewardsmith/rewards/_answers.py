@@ -123,15 +123,15 @@ def phrase_matches(
     last = _LAST_SCAN[0]
     if last[0] == key:  # the same text is scanned for phrases several times while one answer is read
         return list(last[1])
-    found = matches_near(text, pattern, words, _REACH, _SPAN, limit)
+    found = matches_near(text, pattern, words, _REACH, _LONGEST, limit)
     _LAST_SCAN[0] = (key, tuple(found))  # one assignment: threads never see half of it
     return found
 
 
-#: How far before its word (``answer``, ``####``) an answer phrase can start (``\n## Final  Answer``), and more
-#: than any phrase's length with the characters its end looks at (the longest, every gap at its widest, is 260).
+#: How far before its word (``answer``, ``####``) an answer phrase can start (``\n## Final  Answer``: 71), and
+#: how far from its start it can read (the longest, every gap at its widest: 259 characters).
 _REACH = 96
-_SPAN = 400
+_LONGEST = 300
 _LAST_SCAN: list[tuple] = [(None, ())]
 
 

@@ -30,11 +30,12 @@ _AFTER = re.compile(
 )
 
 
-#: Each pattern, the words it holds, how far after its start the first of them can be, and how long it can be:
-#: a rejection before a value starts with its word; one after a value has it at most 100 characters in.
+#: Each pattern, the words it holds, how far after its start the first of them can be, and how far it reads:
+#: a rejection before a value starts with its word; one after a value has it at most 87 characters in; neither
+#: reads more than 106 characters.
 _SCANS = (
-    (_BEFORE, ("not", "instead", "rather", "is"), 0, 160),
-    (_AFTER, ("incorrect", "wrong", "invalid", "impossible", "extraneous", "not"), 100, 200),
+    (_BEFORE, ("not", "instead", "rather", "is"), 0, 120),
+    (_AFTER, ("incorrect", "wrong", "invalid", "impossible", "extraneous", "not"), 100, 120),
 )
 _BOXED = re.compile(r"\\boxed\s{0,3}\{([^{}]{1,60})\}")
 

@@ -559,37 +559,43 @@ def last_tag_end(text: str, name: str, closing: bool = False) -> int | None:
 
 
 def matches_near(
-    text: str, pattern: re.Pattern[str], words: tuple[str, ...], reach: int, span: int, limit: int | None = None
+    text: str, pattern: re.Pattern[str], words: tuple[str, ...], reach: int, longest: int, limit: int | None = None
 ) -> list[re.Match[str]]:
     r"""The matches ``pattern.finditer(text)`` gives, found by trying the pattern only around ``words``.
 
     Every match must hold one of ``words`` (matched in any case) at most
-    ``reach`` characters after its start, and be shorter than ``span`` with
-    the characters its end looks at. Then the pattern is tried only from
-    ``reach`` before each word, within ``span``, and a match is taken only
-    where it starts by that word: the same matches, without scanning the
-    whole text with a costly pattern. With ``limit``, at most ``limit + 1``.
+    ``reach`` characters after its start, and reach no further than
+    ``longest`` characters from its start, the characters its lookarounds
+    read included. The pattern is then tried only in windows from ``reach``
+    before a word, a few times ``longest`` long, and a match is taken only
+    where it ends well inside its window: the same matches, without running
+    a costly pattern from every position of a long text. A window that holds
+    no match moves the search past all of it but its last ``longest``
+    characters, so the work stays linear however densely the words occur.
+    With ``limit``, at most ``limit + 1``.
 
     >>> pattern = re.compile(r"(?:the\s)?answer is (\d+)", re.IGNORECASE)
-    >>> [m.group(1) for m in matches_near("So the answer is 5; the ANSWER is 6.", pattern, ("answer",), 4, 40)]
+    >>> [m.group(1) for m in matches_near("So the answer is 5; the ANSWER is 6.", pattern, ("answer",), 4, 20)]
     ['5', '6']
     """
     next_word = _word_finder(text, words)
+    window = 4 * (reach + longest)
     found: list[re.Match[str]] = []
-    position = cursor = 0  # matches start at ``position`` or later; words are looked for from ``cursor`` on
+    position = 0  # every match not found yet starts here or later
     while limit is None or len(found) <= limit:
-        near = next_word(cursor)
+        near = next_word(position)  # a match starting at ``position`` or later holds a word from there on
         if near < 0:
             break
-        if reach:
-            match = pattern.search(text, max(position, near - reach), near + span)
+        start, end = max(position, near - reach), near + window
+        match = pattern.search(text, start, end)
+        if match is not None and (match.start() + longest < end or end >= len(text)):
+            found.append(match)  # it ends inside the window: it is what the whole text gives there
+            position = max(match.end(), match.start() + 1)
         else:
-            match = pattern.match(text, near, near + span) if near >= position else None
-        if match is not None and match.start() <= near:
-            found.append(match)
-            position = cursor = max(match.end(), match.start() + 1)
-        else:
-            cursor = near + 1
+            # no match starts before ``end - longest`` (one there would end inside the window and be found), nor
+            # before the one found, which may be cut short by the window's end
+            bound = end - longest if match is None else min(match.start(), end - longest)
+            position = max(position + 1, bound)
     return found
 
 
