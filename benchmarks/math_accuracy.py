@@ -14,10 +14,17 @@ each round runs every contender with the same fixed ``PYTHONHASHSEED``; the
 speed-up is the median over rounds of the ratio within a round. Targets: at least
 1.5x TRL with one process, at least 2.5x with two workers, at equal or better
 agreement.
+
+``--real`` times both on long real model output instead: the 1,025 ProcessBench
+dev solutions (``../shared/data/processbench_dev.jsonl``), each against its
+reference, in one process each (``math_accuracy`` with ``timeout=None``, so
+that everything it does is in that process), warmed on the first half and timed
+in CPU seconds on the second. Target: at least 2x TRL.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -34,6 +41,8 @@ from _common import verdict
 from rewardsmith import get_reward
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "math500_test.jsonl"
+REAL = DATA.with_name("processbench_dev.jsonl")
+REAL_CONTENDERS = ("trl accuracy_reward", "math_accuracy, in process")
 ROUNDS = 5
 
 
@@ -88,6 +97,54 @@ def _one(name: str) -> None:
     print(json.dumps({"seconds": elapsed, "agreement": agreement, "timed": len(completions) - split}))
 
 
+def _one_real(name: str) -> None:
+    """One contender on the real solutions in this (fresh) process: CPU seconds on the second half, as JSON."""
+    logging.disable(logging.WARNING)
+    rows = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+    completions, answers = [r["completion"] for r in rows], [r["reference_answer"] for r in rows]
+    prompts = [r["problem"] for r in rows]
+    split = len(rows) // 2
+    if name == REAL_CONTENDERS[0]:
+        from trl.rewards import accuracy_reward
+
+        def run(lo: int, hi: int) -> None:
+            for c, a in zip(completions[lo:hi], answers[lo:hi]):  # one at a time: one odd row cannot fail a batch
+                with contextlib.suppress(Exception):
+                    accuracy_reward([[{"role": "assistant", "content": c}]], [a])
+
+    else:
+        reward = get_reward("math_accuracy", timeout=None)
+
+        def run(lo: int, hi: int) -> None:
+            reward(completions=completions[lo:hi], answer=answers[lo:hi], prompts=prompts[lo:hi])
+
+    run(0, split)
+    start = time.process_time()
+    run(split, len(rows))
+    print(json.dumps({"seconds": time.process_time() - start, "timed": len(rows) - split}))
+
+
+def main_real() -> None:
+    """TRL's accuracy_reward against math_accuracy on the real solutions, rounds interleaved, fresh processes."""
+    times: dict[str, list[float]] = {name: [] for name in REAL_CONTENDERS}
+    timed_n = 0
+    for seed in range(3):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        for name in REAL_CONTENDERS:
+            out = subprocess.run(
+                [sys.executable, __file__, "--one-real", name], capture_output=True, text=True, check=True, env=env
+            )
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            times[name].append(result["seconds"])
+            timed_n = result["timed"]
+    trl, ours = times[REAL_CONTENDERS[0]], times[REAL_CONTENDERS[1]]
+    ratio = statistics.median(t / o for t, o in zip(trl, ours))
+    print(f"on {timed_n} real solutions (ProcessBench dev, second half), CPU seconds, one process each:")
+    for name, values in times.items():
+        print(f"  {name:<26} {statistics.median(values):6.2f} s  ({timed_n / statistics.median(values):6.1f}/s)")
+    print(f"  math_accuracy {ratio:.2f}x TRL ({verdict(ratio, 2.0, True)})")
+
+
 def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
     agreement: dict[str, float] = {}
@@ -132,5 +189,9 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--one":
         _one(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--one-real":
+        _one_real(sys.argv[2])
+    elif sys.argv[1:] == ["--real"]:
+        main_real()
     else:
         main()

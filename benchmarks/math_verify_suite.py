@@ -7,7 +7,7 @@ helper. This benchmark reads those test files where they are (a checkout's
 repository), takes every case whose settings map onto ``math_accuracy``
 (precision 6, ``strict=True``, no set-relation comparison; either match type),
 and scores ``<answer>pred</answer>`` against the reference ``gold`` (the prediction
-as written when it has its own ``<answer>`` or ``<think>`` markers; a chat template's
+as written when it has its own ``<answer>``, ``<think>`` or ``</think>`` markers; a chat template's
 end-of-turn token, such as ``<|im_start|>``, ends it): a case
 agrees when the score is 1 exactly where Math-Verify expects a match. Cases
 whose settings do not map are counted and left out, with the reason.
@@ -15,7 +15,7 @@ whose settings do not map are counted and left out, with the reason.
     git clone https://github.com/huggingface/Math-Verify /tmp/Math-Verify
     python benchmarks/math_verify_suite.py --tests /tmp/Math-Verify/tests [--show]
 
-Target: at least 95% of the mapped cases agree.
+Target: at least 95% of the mapped cases agree; every other case is printed with the reason it differs.
 """
 
 from __future__ import annotations
@@ -96,10 +96,26 @@ def cases(tests: Path) -> tuple[list[dict[str, Any]], Counter]:
 
 
 def _block(pred: str) -> str:
-    """The prediction as the answer block (as written, when it has its own ``<answer>`` or ``<think>`` markers)."""
-    if "<answer>" in pred or "<think>" in pred:
+    """The prediction as the answer block (as written, when it has its own ``<answer>``, ``<think>``, ``</think>``)."""
+    if "<answer>" in pred or "<think>" in pred or "</think>" in pred:
         return pred
     return f"<answer>{before_end_of_turn(pred)}</answer>"  # what the model wrote ends at its end of turn
+
+
+#: Why a case differs, by what the reader made of it (the first key found in its reason); each is a rule on purpose.
+WHY = (
+    ("offers alternatives", "a reference offering alternatives gives None: no answer can match all of them"),
+    ("written in words", "a reference in prose gives None, never a verdict"),
+    ("cannot be parsed", "a reference that does not parse (a ± root among others) gives None"),
+    ("hedged between", "several different values stated together (a chain x = 7 = 11) are a hedge"),
+    ("no final answer", "prose without a final statement (no box, answer phrase or complete closing sentence)"),
+    ("compared in order", "a list keeps its order unless the problem asks for all values (the replay has no problem)"),
+)
+
+
+def why(reason: str) -> str:
+    """The documented reason a case differs, or ``misread`` when none applies."""
+    return next((text for key, text in WHY if key in reason), "misread")
 
 
 def main() -> None:
@@ -116,19 +132,23 @@ def main() -> None:
     wrong = [(c, s) for c, s in zip(found, scores) if (s == 1.0) != c["expected"]]
     share = 1 - len(wrong) / max(1, len(found))
     print(f"Math-Verify test cases: {len(found)} mapped, {sum(left_out.values())} left out")
-    for why, n in left_out.most_common():
-        print(f"  left out {n:>4}: {why}")
+    for cause, n in left_out.most_common():
+        print(f"  left out {n:>4}: {cause}")
     print(f"\nmath_accuracy agrees on {share:.2%} of the mapped cases ({verdict(share, 0.95, True)})")
     by_test: dict[str, list] = defaultdict(list)
     for case, score in wrong:
         by_test[case["where"]].append((case, score))
+    reasons = Counter(why(acc.check(_block(c["pred"]), answer=c["gold"]).reason) for c, _ in wrong)
+    print(f"\ndisagreements by reason ({len(wrong)}):")
+    for text, n in reasons.most_common():
+        print(f"  {n:>4}  {text}")
     print(f"\ndisagreements by test ({len(wrong)}):")
     for where, rows in sorted(by_test.items(), key=lambda kv: -len(kv[1])):
         print(f"  {len(rows):>4}  {where}")
         for case, score in rows if args.show else rows[:2]:
             reason = acc.check(_block(case["pred"]), answer=case["gold"]).reason
             print(f"        gold {case['gold']!r:40.40} pred {case['pred']!r:40.40} expected {int(case['expected'])}, "
-                  f"got {score}: {reason[:90]}")  # fmt: skip
+                  f"got {score}: {reason[:90]}\n          why: {why(reason)}")  # fmt: skip
 
 
 if __name__ == "__main__":

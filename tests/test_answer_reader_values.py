@@ -222,7 +222,8 @@ def test_a_displayed_or_spaced_answer_is_read(template):
         (r"\boxed{32349}", r"\boxed{32, 349}", 0.0),
         (r"\boxed{1/2 \text{ or } 1}", r"1/2 \text{ or } 1", None),  # a reference offering alternatives: no verdict
         (r"\boxed{1}", r"1/2 \text{ or } 1", None),
-        (r"\boxed{4}", "AB=4, CD=5", None),
+        (r"\boxed{4}", "AB=4, CD=5", 0.0),  # a list of named parts is read whole: one part is not the answer
+        (r"\boxed{4, 5}", "AB=4, CD=5", 1.0),
     ],
 )
 def test_a_reference_is_read_whole_or_not_at_all(completion, reference, expected):

@@ -31,7 +31,7 @@ import itertools
 import re
 
 from rewardsmith.rewards._equivalence import list_parts
-from rewardsmith.rewards._text import MAX_ANSWERS
+from rewardsmith.rewards._text import MAX_ANSWERS, matches_near, number_spans
 
 __all__ = [
     "ANSWER_PHRASE",
@@ -47,9 +47,11 @@ __all__ = [
     "revision_after",
     "revision_start",
     "stated_value",
+    "stated_values",
     "statement",
     "statement_values",
     "without_emphasis",
+    "without_rounding",
 ]
 
 #: A statement longer than this is not read for values (it is prose, and reading it would cost more than it is worth).
@@ -117,11 +119,20 @@ def phrase_matches(
     >>> [m.group(0) for m in phrase_matches("x. The answer is 5")]
     ['The answer is ']
     """
-    if len(text) > 4096:
-        folded = text.casefold()
-        if not any(word in folded for word in words):
-            return []
-    return list(itertools.islice(pattern.finditer(text), limit + 1))
+    key = (text, pattern, words, limit)
+    last = _LAST_SCAN[0]
+    if last[0] == key:  # the same text is scanned for phrases several times while one answer is read
+        return list(last[1])
+    found = matches_near(text, pattern, words, _REACH, _LONGEST, limit)
+    _LAST_SCAN[0] = (key, tuple(found))  # one assignment: threads never see half of it
+    return found
+
+
+#: How far before its word (``answer``, ``####``) an answer phrase can start (``\n## Final  Answer``: 71), and
+#: how far from its start it can read (the longest, every gap at its widest: 259 characters).
+_REACH = 96
+_LONGEST = 300
+_LAST_SCAN: list[tuple] = [(None, ())]
 
 
 def answer_statements(
@@ -222,6 +233,22 @@ def statement_values(said: str) -> list[str]:
         return spans
     parts = [_leading_math(p) for p in _CONNECTIVE.split(said)]
     return [p for p in parts if p]
+
+
+def stated_values(said: str) -> list[str]:
+    r"""The values an explicit answer statement offers: :func:`statement_values`, or its one number when it is prose.
+
+    >>> stated_values("Jane started growing Sphere 3 hours ago"), stated_values("she walked 2 miles in 3 hours")
+    (['3'], [])
+    """
+    values = statement_values(said)
+    if values or len(said) > MAX_STATEMENT_CHARS:
+        return values
+    numbers = {key: (start, end) for key, start, end in number_spans(said)}
+    if len(numbers) != 1:
+        return []
+    start, end = next(iter(numbers.values()))
+    return [said[start:end].strip()]
 
 
 #: Where a value starts: a formula, a number (after "approximately", "exactly", Markdown emphasis).
@@ -333,7 +360,8 @@ def revision_start(text: str, first_answer: int, last_answer: int) -> int:
         marker = found
     if marker is None:
         return 0
-    sentence = max(text.rfind(". ", 0, marker.start()) + 2, text.rfind("\n", 0, marker.start()) + 1)
+    stop = text.rfind(". ", 0, marker.start())
+    sentence = max(stop + 2 if stop >= 0 else 0, text.rfind("\n", 0, marker.start()) + 1)
     return sentence if sentence > first_answer else marker.start()
 
 
@@ -343,9 +371,47 @@ _SEPARATOR = re.compile(
     r"|\\(?:Rightarrow|implies|Longrightarrow|lor|vee|cr|enspace)(?![a-zA-Z])"
     r"|(?<=\d)\s{0,3}(?:~|\\to(?![a-zA-Z])|\\approx(?![a-zA-Z]))\s{0,3}(?=-?\d)"  # "18~20"; "12~cm" is 12 cm
 )
+#: Spacing after a list's comma (``a = 1, \quad b = 2``) separates nothing the comma does not.
+_LIST_SPACING = re.compile(r",\s{0,3}(?:(?:\\q?quad\b|\\[,;: ]|~)\s{0,3}){1,4}")
 _ENVIRONMENT = re.compile(r"\\begin\{(\w{1,20}\*?)\}.{0,2000}?\\end\{\1\}", re.DOTALL)
 _PLACED = re.compile(r"\x00(\d+)\x00")
 _EDGES = re.compile(r"^(?:\s|\\[,;:! ])+|(?:\s|\\[,;:! ])+$")
+
+
+_ROUNDING = re.compile(r"\s{0,3}\\approx\s{0,3}[-\u2212]?\d{1,30}(?:\.\d{1,30})?\s{0,3}$")
+_EXACT_FORM = ("/", "\\frac", "\\dfrac", "\\sqrt", "\\pi", "^", "\\log", "\\ln")
+
+
+def without_rounding(answer: str) -> str:
+    r"""An exact value without the number it rounds to after it (``\frac{1}{3} \approx 0.33`` is ``\frac{1}{3}``).
+
+    Between two plain numbers (``18 \approx 20``) ``\approx`` offers alternatives instead.
+
+    >>> without_rounding(r"x = \frac{1}{3} \approx 0.333"), without_rounding(r"2\sqrt{2}\approx2.83")
+    ('x = \\frac{1}{3}', '2\\sqrt{2}')
+    >>> without_rounding(r"18 \approx 20"), without_rounding(r"\pi \approx x")
+    ('18 \\approx 20', '\\pi \\approx x')
+    """
+    cut = _ROUNDING.search(answer) if "\\approx" in answer else None
+    if cut is None:
+        return answer
+    exact = answer[: cut.start()].rsplit("=", 1)[-1]
+    return answer[: cut.start()].rstrip() if any(form in exact for form in _EXACT_FORM) else answer
+
+
+_DOUBLED = re.compile(r"(?<!\\)\\\\(?=[A-Za-z]{2})")
+_SINGLE_COMMAND = re.compile(r"(?<!\\)\\[A-Za-z]")
+
+
+def unescaped(answer: str) -> str:
+    r"""An answer whose every command is written with a doubled backslash (an escaped string) as LaTeX.
+
+    >>> unescaped(r"\\left( 3, \\frac{\\pi}{2} \\right)"), unescaped(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}")
+    ('\\left( 3, \\frac{\\pi}{2} \\right)', '\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}')
+    """
+    if "\\\\" not in answer or _SINGLE_COMMAND.search(answer):
+        return answer
+    return _DOUBLED.sub(lambda _: "\\", answer)
 
 
 def alternatives(answer: str) -> list[str]:
@@ -357,11 +423,14 @@ def alternatives(answer: str) -> list[str]:
     (['18', '20'], ['18', '20'], ['\\frac{1}{2}'])
     >>> alternatives(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}"), alternatives(r"5\text{ cm}")
     (['\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}'], ['5\\text{ cm}'])
+    >>> alternatives(r"a_{37} = 19, \quad a_3 = 2"), alternatives(r"a = 1 \quad b = 2")
+    (['a_{37} = 19, \\quad a_3 = 2'], ['a = 1', 'b = 2'])
     >>> alternatives(r"3 \\ \begin{pmatrix} 1 \\ 2 \end{pmatrix}")
     ['3', '\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}']
     """
     if len(answer) > MAX_STATEMENT_CHARS:
         return [answer]
+    answer = without_rounding(answer)
     environments = [m.group(0) for m in _ENVIRONMENT.finditer(answer)]
     if environments:  # a matrix's rows are no alternatives: set each environment aside while splitting
         answer = _ENVIRONMENT.sub(lambda m: f"\x00{environments.index(m.group(0))}\x00", answer)
@@ -372,7 +441,7 @@ def alternatives(answer: str) -> list[str]:
             return match.group(0)
         return " or " + re.sub(r"(?<!\w)(?:or|and)(?!\w)|[()]", " ", inner)
 
-    spread = _SEPARATOR.split(_TEXT_WORDS.sub(words, answer))
+    spread = _SEPARATOR.split(_LIST_SPACING.sub(", ", _TEXT_WORDS.sub(words, answer)))
     parts = [_EDGES.sub("", p) for p in spread]
     parts = [_PLACED.sub(lambda m: environments[int(m.group(1))], p) for p in parts if p]
     return parts if len(parts) > 1 else [_PLACED.sub(lambda m: environments[int(m.group(1))], answer)]

@@ -10,6 +10,7 @@ a conclusion ("so", "therefore", "thus", "hence", "Conclusion:", "In summary,").
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from rewardsmith.rewards._answers import MAX_STATEMENT_CHARS, masked, math_spans, statement_values
@@ -29,8 +30,8 @@ _CONCLUSION = re.compile(
 )
 _FLUFF = re.compile(r"(?:I hope|Hope this|Let me know|This is the|That's it|Done)\b", re.IGNORECASE)
 _DOLLAR = re.compile(r"(?<!\\)\$")
-_LAST_SENTENCE = re.compile(  # ``\!`` is TeX spacing; a display formula ends its sentence when a capital follows
-    r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n|(?<=\\\])[ \t]{1,20}(?=[A-Z]))"
+_LAST_SENTENCE = re.compile(  # ``\!`` is TeX spacing; a formula ends its sentence when a capital follows it
+    r"(?:(?<=[.?])\s|(?<=[^\\]!)\s|\n|(?<=\\\]|[^\\]\$)[ \t]{1,20}(?=[A-Z]))"
 )
 #: A sentence that opens by pointing back ("This means ...", "This function is injective") comments on the
 #: statement before it; it states a value of its own only when one follows its verb at once ("This gives $5$.").
@@ -61,10 +62,17 @@ def closing_sentence(text: str) -> str | None:
 
     >>> closing_sentence("So it is 5. This means we are done."), closing_sentence("It is 5. Is it?")
     ('So it is 5.', None)
+    >>> closing_sentence("we get $y = 6$ So, the pair is $(7, 6)$."), closing_sentence("The answer is $ A$.")
+    ('So, the pair is $(7, 6)$.', 'The answer is $ A$.')
     """
     tail = text[-MAX_STATEMENT_CHARS:].rstrip()
+    dollars = [m.start() for m in _DOLLAR.finditer(tail)]
     for _ in range(3):
-        starts = [m.end() for m in _LAST_SENTENCE.finditer(tail.rstrip(".!"))]
+        starts = [  # after a ``$``, only one that closes its formula (``$x = 6$ So, ...``)
+            m.end()
+            for m in _LAST_SENTENCE.finditer(tail.rstrip(".!"))
+            if tail[m.start() - 1] != "$" or bisect.bisect_left(dollars, m.start()) % 2 == 0
+        ]
         sentence = tail[starts[-1] if starts else 0 :].strip()
         if not starts or not (_FLUFF.match(sentence) or _comment(sentence)):
             break

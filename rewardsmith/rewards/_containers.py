@@ -33,6 +33,7 @@ __all__ = [
     "final_part_after",
     "find_markers",
     "last_end",
+    "reopened",
 ]
 
 
@@ -241,3 +242,21 @@ def final_part_after(text: str, reasoning: Container) -> str:
     """
     end = last_end(text, reasoning, closing=True)
     return text if end is None else text[end:]
+
+
+def reopened(text: str, part: str, box: Container) -> str:
+    """``part``, the end of ``text`` from a revision on, with the block it starts inside opened again.
+
+    A revision inside an answer block ("... must be incorrect. However, ...") leaves that block's closing
+    marker in ``part``; the block still holds the answer, so its opening marker is put back in front.
+
+    >>> reopened("<answer>7 is wrong. It is 8.</answer>", "It is 8.</answer>", container("answer"))
+    '<answer>It is 8.</answer>'
+    >>> reopened("<answer>7</answer> wrong: 8", "wrong: 8", container("answer"))
+    'wrong: 8'
+    """
+    cut = len(text) - len(part)
+    if cut <= 0:
+        return part
+    tags = find_markers(text[:cut], (box,))
+    return box.opening + part if tags and not tags[-1].closing else part

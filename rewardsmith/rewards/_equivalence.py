@@ -20,9 +20,11 @@ from fractions import Fraction
 
 __all__ = [
     "choice_letters",
+    "flattened",
     "interval_form",
     "list_parts",
     "multiplied",
+    "named_parts",
     "ordered_prompt",
     "renamed_variable",
     "unit_of",
@@ -96,7 +98,7 @@ def interval_form(text: str) -> str | None:
     return None
 
 
-_THOUSANDS = re.compile(r"(?<![\d,.])\d{1,3}(?:(?:\{,\}|,\\!|,)\d{3})+(?![\d.]|,\d|\{,\}|,\\!)")
+_THOUSANDS = re.compile(r"(?<![\d,.])(?!0)\d{1,3}(?:(?:\{,\}|,\\!|,)\d{3})+(?![\d.]|,\d|\{,\}|,\\!)")
 _SEPARATORS = re.compile(r"\{,\}|,\\!|,")
 
 
@@ -108,8 +110,8 @@ def without_thousands(text: str) -> str:
 
     >>> without_thousands("10{,}000"), without_thousands("1,000,000 and 2,5"), without_thousands("(1,7,103)")
     ('10000', '1000000 and 2,5', '(1,7,103)')
-    >>> without_thousands("32, 349"), without_thousands("3.141,592")
-    ('32, 349', '3.141,592')
+    >>> without_thousands("32, 349"), without_thousands("3.141,592"), without_thousands("0,111")
+    ('32, 349', '3.141,592', '0,111')
     """
     return _THOUSANDS.sub(lambda m: _SEPARATORS.sub("", m.group(0)), text)
 
@@ -143,6 +145,7 @@ _UNORDERED = re.compile(
     r"|functions|pairs|triples|tuples|lists|sequences)\b"
     r"|\bthe\s{1,3}(?:real\s{1,3})?(?:solutions|values|roots|zeros)\s{1,3}of\s{1,3}\$?[a-z]\$?"
     r"\s{1,3}(?:for\s{1,3}which|such\s{1,3}that|that|satisfying)"
+    r"|\bthe\s{1,3}(?:real\s{1,3}|integer\s{1,3})?(?:solutions|roots|zeros)\s{1,3}are\b"
     r"|separated by commas",
     re.IGNORECASE,
 )
@@ -155,6 +158,8 @@ def ordered_prompt(prompt: str | None) -> bool:
     False
     >>> ordered_prompt("Determine the values of $x$ for which $f(x)=g(x)$."), ordered_prompt("the possible values of x")
     (False, False)
+    >>> ordered_prompt(r"so the solutions are $n = \boxed{1,-2}$."), ordered_prompt("the roots of $p$ and $q$")
+    (False, True)
     >>> ordered_prompt("Find p and q."), ordered_prompt(None)
     (True, True)
     """
@@ -260,3 +265,68 @@ def renamed_variable(gold: str, predicted: str) -> str:
         return predicted  # the reference's variable already means something else there
     body = re.sub(rf"(?<![\\a-zA-Z]){old}(?![a-zA-Z])", new, p.group(3))
     return f"{p.group(1)}({new})={body}"
+
+
+_NAMED_PART = re.compile(
+    r"^(?:\s|\\q?quad\b|\\[,;: ]|~)*([A-Za-z](?:_\{?\w{1,5}\}?)?|[A-Z]{2,3})\s{0,5}=\s{0,5}([^=]{1,300})$", re.DOTALL
+)
+
+
+def named_parts(gold_parts: list[str], predicted_parts: list[str]) -> tuple[list[str], list[str]] | None:
+    r"""The values of two lists that name every part (``a_3 = 2, a_{37} = 19``), in the reference's order.
+
+    ``None`` unless both name the same parts, each once (``x = 1, x = 2`` are solutions, not named parts).
+
+    >>> named_parts(["a_3 = 2", "a_{37} = 19"], ["a_{37} = 19", r"\quad a_3 = 2"])
+    (['2', '19'], ['2', '19'])
+    >>> named_parts(["x = 1", "x = 2"], ["x = 2", "x = 1"]), named_parts(["p = 1", "q = 2"], ["p = 1", "r = 2"])
+    (None, None)
+    """
+    if len(gold_parts) < 2 or len(predicted_parts) != len(gold_parts):
+        return None
+    gold = [_NAMED_PART.match(part) for part in gold_parts]
+    predicted = [_NAMED_PART.match(part) for part in predicted_parts]
+    if not all(gold) or not all(predicted):
+        return None
+    names = [_name(m) for m in gold]  # type: ignore[arg-type]
+    values = {_name(m): m.group(2).strip() for m in predicted}  # type: ignore[union-attr]
+    if len(set(names)) != len(names) or set(values) != set(names):
+        return None
+    return [m.group(2).strip() for m in gold], [values[name] for name in names]  # type: ignore[union-attr]
+
+
+def _name(match: re.Match[str]) -> str:
+    return match.group(1).replace("{", "").replace("}", "")
+
+
+_GROUPS = (("\\{", "\\}"), ("\\left\\{", "\\right\\}"), ("(", ")"), ("[", "]"), ("\\left(", "\\right)"))
+
+
+def flattened(gold_parts: list[str], predicted_parts: list[str]) -> list[str] | None:
+    r"""The items of a list of groups, in order, where the reference lists as many bare values (else ``None``).
+
+    Two sequences given as sets, ``\{10, 11\}, \{-2, -1\}``, state the values ``10, 11, -2, -1``.
+
+    >>> flattened(["10", "11", "-2", "-1"], [r"\{10, 11\}", r"\{-2, -1\}"]), flattened(["1", "2"], ["(1, 2)", "(3)"])
+    (['10', '11', '-2', '-1'], None)
+    >>> flattened(["(1, 2)", "(3, 4)"], ["(1, 2)", "(3, 4)"]) is None
+    True
+    """
+    if len(gold_parts) < 3 or len(predicted_parts) < 2 or any(_group(part) for part in gold_parts):
+        return None
+    items: list[str] = []
+    for part in predicted_parts:
+        inner = _group(part)
+        if inner is None:
+            return None
+        items += list_parts(inner) or [inner.strip()]
+    return items if len(items) == len(gold_parts) else None
+
+
+def _group(part: str) -> str | None:
+    r"""The inside of a bracketed group (``\{1, 2\}``, ``(1, 2)``), or ``None``."""
+    text = part.strip()
+    for opening, closing in _GROUPS:
+        if text.startswith(opening) and text.endswith(closing) and len(text) > len(opening) + len(closing):
+            return text[len(opening) : len(text) - len(closing)]
+    return None

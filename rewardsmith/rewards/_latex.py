@@ -89,20 +89,26 @@ _COMMAND_OR_TEXT = re.compile(
     r"\\(?:text|mathrm|textbf|mbox|operatorname|begin|end)\s{0,5}\{[^{}]{0,200}\}|\\[A-Za-z]+"
 )
 _WORD = re.compile(r"[A-Za-z]{2,}")
+#: Capitals naming points, segments or triangles (``AB``, ``NO``, ``ABC``) are no words.
+_NAME = re.compile(r"[A-Z]{2,3}")
 
 
 def is_prose(text: str) -> bool:
     r"""Whether a reference is written in words (two or more words outside LaTeX commands and ``\text{}``).
 
-    A single word (``Evelyn``) is not prose: it is compared as written.
+    A single word (``Evelyn``) is not prose: it is compared as written, and neither are the capitals that name
+    points and segments (``AB=4, CD=5``, ``\frac{NO}{BO}``).
 
     >>> is_prose("forty two"), is_prose("Answer is forty two."), is_prose("Evelyn"), is_prose(r"2\text{ and }3")
     (True, True, False, False)
+    >>> is_prose("AB=4, CD=5"), is_prose(r"\frac{NO}{BO}=\frac{1}{\sqrt{6}}"), is_prose("AB is four")
+    (False, False, True)
     >>> is_prose(r"\frac{\sqrt{3}}{2}"), is_prose(r"x \in [-2, 7]"), is_prose(r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}")
     (False, False, False)
     """
     bare = _COMMAND_OR_TEXT.sub(" ", text)
-    return len(list(itertools.islice(_WORD.finditer(bare), 2))) == 2
+    words = (w for w in _WORD.finditer(bare) if not _NAME.fullmatch(w.group(0)))
+    return len(list(itertools.islice(words, 2))) == 2
 
 
 # -- size blow-ups --------------------------------------------------------------------------------------------

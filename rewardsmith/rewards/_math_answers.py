@@ -13,19 +13,29 @@ import re
 from collections.abc import Sequence
 
 from rewardsmith.rewards._answers import (
+    MAX_STATEMENT_CHARS,
     alternatives,
     answer_statements,
     before_end_of_turn,
     final_part,
     math_spans,
     phrase_matches,
-    retracts,
     revision_after,
+    stated_values,
     statement_values,
+    unescaped,
     without_emphasis,
 )
 from rewardsmith.rewards._closing import OFFERS, closing_sentence, closing_statement
-from rewardsmith.rewards._containers import Container, blocks, container, final_part_after, find_markers, last_end
+from rewardsmith.rewards._containers import (
+    Container,
+    blocks,
+    container,
+    final_part_after,
+    find_markers,
+    last_end,
+    reopened,
+)
 from rewardsmith.rewards._latex import is_placeholder, is_prose
 from rewardsmith.rewards._mathcheck import VARIABLE, normal_form, parts_of, strip_delimiters
 from rewardsmith.rewards._rejections import rejected_values, without_negation, without_working
@@ -82,24 +92,27 @@ def read_final_answers(
     segment = before_end_of_turn(visible_text(completion))
     if think_tag is not None:
         segment = final_part_after(segment, think_tag if isinstance(think_tag, Container) else container(think_tag))
-    segment = final_part(segment, ("\\boxed", "\\fbox", answer_box.opening))
     markers = ("\\boxed", "\\fbox", answer_box.opening)
+    segment = reopened(segment, final_part(segment, markers), answer_box)
     found = _marked_answers(segment, answer_box)
     if found is None or isinstance(found, str):
         return None, found or "malformed", False
     answers, where = found
     answers = _real_answers([strip_delimiters(a) for a in answers], prompt)
     offered = any(OFFERS.search(a) for a in answers) or _offered_between(segment, markers)
+    final = _final_statement_after(segment, markers) if answers else None
+    if final:  # "= \boxed{200} ... = \boxed{255} ... Final Answer: The final answer is $10,455$."
+        answers, where, offered = final, "final answer statement after the boxes", False
     if not answers:
         statements = answer_statements(segment)
         if statements is None:
             return None, f"more than {MAX_ANSWERS} answer statements", False
         # the last statement is the answer; an earlier one counts too unless it is prose ("answer: we first ...")
         stated = [a for a in statements[:-1] if not is_prose(a)] + statements[-1:]
-        answers = [v for a in stated for v in statement_values(a)]
+        answers = [v for a in stated for v in stated_values(a)]
         answers = [a for a in answers if not is_placeholder(strip_delimiters(a))]
         where, offered = "answer phrase", any(OFFERS.search(a) for a in stated)
-    revised = revision_after(segment, _last_answer_at(segment, markers)) if answers and retracts(segment) else None
+    revised = revision_after(segment, _last_answer_at(segment, markers)) if answers else None  # scans after it only
     if revised is not None and closing_statement(segment[revised:]):  # "**Final answer:** 7 ... Actually it's 8."
         answers, where = closing_statement(segment[revised:]) or [], "closing statement after a revision"
         offered = bool(OFFERS.search(closing_sentence(segment[revised:]) or ""))
@@ -110,13 +123,18 @@ def read_final_answers(
         answers, where = _closing_list(segment), "closing list"  # "Summary:\n- d(6) = 1/3\n- d(16) = 1"
     if not answers:
         return [], "no final answer (no \\boxed{}, <answer>, answer statement or closing statement)", False
-    answers = [strip_delimiters(alt) for a in answers for alt in alternatives(without_working(without_negation(a)))]
+    answers = [strip_delimiters(alt) for a in answers for alt in alternatives(_plain(a))]
     answers = [a for a in answers if a and a not in _BARE_DELIMITERS]
     rejected = {normal_form(strip_delimiters(v)) for v in rejected_values(segment)}
     kept = [a for a in answers if normal_form(a) not in rejected]
     if answers and not kept:
         return [], 'every stated answer is rejected in the text ("not ...", "... is incorrect")', False
     return _restated(kept), where, offered
+
+
+def _plain(answer: str) -> str:
+    """A stated answer as LaTeX, without the value it rules out or the working after it."""
+    return without_working(without_negation(unescaped(answer)))
 
 
 _ITEM = re.compile(r"[ \t]{0,8}(?:[-*+\u2022]|\d{1,2}[.)])[ \t]{1,8}(.{1,300})")
@@ -155,6 +173,26 @@ def _restated(answers: list[str]) -> list[str]:
         ):
             return [whole]
     return answers
+
+
+def _final_statement_after(segment: str, markers: tuple[str, ...]) -> list[str] | None:
+    r"""The values of a "final answer" statement that closes the text after its last box (the boxes were working).
+
+    >>> _final_statement_after(r"so $= \boxed{200}$, then $10,455$. Final Answer: The final answer is $10,455$.",
+    ...     ("\\boxed",))
+    ['10,455']
+    >>> _final_statement_after(r"Final answer: \boxed{3}", ("\\boxed",)) is None
+    True
+    """
+    phrases = phrase_matches(segment[-MAX_STATEMENT_CHARS:])
+    if not phrases or "final" not in phrases[-1].group(0).casefold():
+        return None
+    start = len(segment) - len(segment[-MAX_STATEMENT_CHARS:]) + phrases[-1].start()
+    if max(segment.rfind(m) for m in markers) > start:
+        return None
+    statements = answer_statements(segment[start:])
+    values = [v for v in stated_values(statements[-1])] if statements else []
+    return values or None
 
 
 def _last_answer_at(segment: str, markers: tuple[str, ...]) -> int:
@@ -202,29 +240,55 @@ def _marked_answers(segment: str, box: Container) -> tuple[list[str], str] | str
 
 
 _WORDS = re.compile(r"[A-Za-z]{2,}")
+_DOLLAR = re.compile(r"(?<!\\)\$")
+#: A label naming what the formulas after it are (``Special matrix:``): a few words and a colon, no instruction.
+_LABEL = re.compile(
+    r"\s{0,5}(?!(?:find|solve|compute|calculate|evaluate|simplify|determine|show|prove|what|which|how)\b)"
+    r"[A-Za-z][A-Za-z ,'-]{0,50}:\s{0,5}",
+    re.IGNORECASE,
+)
 _MATH_OUTSIDE = re.compile(
     r"\$\$(?:\\.|[^$\\]){0,2000}\$\$|\$(?:\\.|[^$\\]){0,2000}\$|\\\(.{0,2000}?\\\)|\\\[.{0,2000}?\\\]", re.DOTALL
 )
 
 
 def _box_values(content: str) -> list[str]:
-    """A box's answer: as written, unless it holds formulas inside prose (a question copied into a box)."""
-    return _block_values(content) if "$" in content or "\\(" in content else [content]
+    r"""A box's answer: as written, unless it holds formulas inside prose (a question copied into a box).
+
+    A box that opens with math and closes its formula inside (``\boxed{12 $ and $13}``) states the values between.
+
+    >>> _box_values("12 $ and $13 "), _box_values(r"\frac{1}{2}"), _box_values("Find $x$."), _box_values(r"\$1.5M")
+    (['12', '13'], ['\\frac{1}{2}'], [], ['\\$1.5M'])
+    """
+    dollars = [m.start() for m in _DOLLAR.finditer(content)]
+    if not dollars and "\\(" not in content:
+        return [content]
+    opening = content[: dollars[0]] if dollars else ""
+    if opening.strip() and not _WORDS.search(opening):
+        return statement_values(_DOLLAR.sub(" ", content))
+    return _block_values(content)
 
 
 def _block_values(block: str) -> list[str]:
-    """What an answer block without a box states: its formulas, or its text (a statement inside it is read as one)."""
+    r"""What an answer block without a box states: its formulas, or its text (a statement inside it is read as one).
+
+    >>> _block_values(r"Special matrix: $\begin{pmatrix}1 \end{pmatrix}$"), _block_values("Solve: $x + 1 = 2$")
+    (['\\begin{pmatrix}1 \\end{pmatrix}'], [])
+    """
     statements = answer_statements(block)
     if statements:
-        return [v for s in statements for v in statement_values(s)]
+        return [v for s in statements for v in stated_values(s)]
     text = without_emphasis(block.strip())
     spans = math_spans(text)
     if not spans:
         return statement_values(text)  # "5 apples", "18 or 20", "Evelyn"
     first = _MATH_OUTSIDE.search(text)
     before = text[: first.start()] if first else text
-    if not _WORDS.search(before) and len(_WORDS.findall(_MATH_OUTSIDE.sub(" ", text))) <= 2:
-        return spans  # formulas, a word or two after them ("(simplified)"); never an instruction before them
+    after = _WORDS.findall(_MATH_OUTSIDE.sub(" ", text[len(before) :]))
+    if len(after) <= 2 and (not _WORDS.search(before) or _LABEL.fullmatch(before)):
+        # formulas, a word or two after them ("(simplified)"), a short label before them ("Special matrix:");
+        # never an instruction before them
+        return spans
     # prose with formulas (an echoed question, say): only a closing statement in it is an answer
     return closing_statement(text if text.endswith((".", "!", "?")) else f"{text}.") or []  # a question: none
 

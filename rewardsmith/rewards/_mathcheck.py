@@ -20,9 +20,11 @@ from typing import Any
 
 from rewardsmith.rewards._equivalence import (
     choice_letters,
+    flattened,
     interval_form,
     list_parts,
     multiplied,
+    named_parts,
     renamed_variable,
     unit_of,
     without_thousands,
@@ -72,6 +74,8 @@ _SPACING = re.compile(r"(?<!\\)\\[,;:! ]|\\left|\\right|\s+")  # ``\\ `` is a li
 
 
 _PLAIN_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+#: A decimal comma (``1000,99``, ``0,111``): one comma, never before a group of three digits of a thousand or more.
+_DECIMAL_COMMA = re.compile(r"^-?(?:0,\d+|\d+,(?!\d{3}$)\d+)$")
 
 
 _FRACTION = re.compile(r"^(-?)\\frac\{(-?\d+)\}\{(\d+)\}$|^(-?\d+)/(\d+)$")
@@ -219,12 +223,17 @@ def decide_exactly(gold: str, predicted: str) -> tuple[bool, str] | None:
 
     >>> decide_exactly("10{,}000", "10000"), decide_exactly(r"\\frac{1}{2}", "0.5"), decide_exactly("x", "y")
     ((True, 'identical'), (True, 'rationals'), None)
+    >>> decide_exactly("1000,99", "1000.99"), decide_exactly("0,111", "0.111"), decide_exactly("1,000", "1.000")
+    ((True, 'identical but for a decimal comma'), (True, 'identical but for a decimal comma'), (False, 'rationals'))
     >>> decide_exactly("12", "9^{9^{9}}"), decide_exactly(r"\\frac{1}{3}", r"0.\\overline{3}")
     ((False, 'not checked: a power with astronomically many digits'), (True, 'rationals'))
     """
     g_form, p_form = normal_form(gold), normal_form(predicted)
     if g_form == p_form:
         return True, "identical"
+    decimal_comma = _DECIMAL_COMMA.match(g_form) or _DECIMAL_COMMA.match(p_form)
+    if decimal_comma and g_form.replace(",", ".") == p_form.replace(",", "."):
+        return True, "identical but for a decimal comma"
     g, p = rational(gold), rational(predicted)
     # Exact for rationals; only values within rounding distance go to math-verify,
     # which compares numbers rounded to 6 decimals.
@@ -336,6 +345,15 @@ def compare(
     if g_choice and p_choice:  # letters are a set: "D, A" and "AD" name choices A and D
         return g_choice == p_choice, "choice letters"
     g_parts, p_parts = list_parts(gold), list_parts(predicted)
+    flat = flattened(g_parts, p_parts)
+    if flat is not None:  # two sequences as sets against the reference's flat list of their values
+        predicted, p_parts = ", ".join(flat), flat
+    named = named_parts(g_parts, p_parts)
+    if named is not None:  # parts named in both (a_3 = 2, a_{37} = 19): compared name by name
+        verdicts = [compare(g, None, p, True, allow_sympy, timeout) for g, p in zip(*named)]
+        if any(v is None for v in verdicts):
+            return None
+        return all(v[0] for v in verdicts if v), "compared by name, part by part"
     if not (ordered and len(g_parts) >= 2 and len(p_parts) == len(g_parts)):
         gold, predicted = multiplied(gold), multiplied(predicted)
         g_unit, p_unit = unit_of(gold), unit_of(predicted)

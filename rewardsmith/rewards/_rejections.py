@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from rewardsmith.rewards._text import matches_near
+
 __all__ = ["rejected_values", "without_negation", "without_working"]
 
 _VALUE = (
@@ -28,8 +30,13 @@ _AFTER = re.compile(
 )
 
 
-_BEFORE_WORDS = ("not", "instead", "rather", "isn't")
-_AFTER_WORDS = ("incorrect", "wrong", "invalid", "impossible", "extraneous", "not ")
+#: Each pattern, the words it holds, how far after its start the first of them can be, and how far it reads:
+#: a rejection before a value starts with its word; one after a value has it at most 87 characters in; neither
+#: reads more than 106 characters.
+_SCANS = (
+    (_BEFORE, ("not", "instead", "rather", "is"), 0, 120),
+    (_AFTER, ("incorrect", "wrong", "invalid", "impossible", "extraneous", "not"), 100, 120),
+)
 _BOXED = re.compile(r"\\boxed\s{0,3}\{([^{}]{1,60})\}")
 
 
@@ -43,10 +50,8 @@ def rejected_values(text: str) -> list[str]:
     """
     found: list[str] = []
     text = text[-20000:]
-    folded = text.casefold()
-    patterns = [p for p, words in ((_BEFORE, _BEFORE_WORDS), (_AFTER, _AFTER_WORDS)) if any(w in folded for w in words)]
-    for pattern in patterns:  # each only where its words occur: a quick test on long texts
-        for match in pattern.finditer(text):
+    for pattern, words, reach, span in _SCANS:  # each tried only where its words occur
+        for match in matches_near(text, pattern, words, reach, span):
             value = next(v for v in match.groupdict().values() if v is not None).strip()
             boxed = _BOXED.fullmatch(value)
             found.append(boxed.group(1).strip() if boxed else value)

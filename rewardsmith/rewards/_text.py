@@ -19,7 +19,7 @@ import itertools
 import re
 import sys
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -32,6 +32,7 @@ __all__ = [
     "fold_word",
     "has_content",
     "iter_tags",
+    "matches_near",
     "paired_blocks",
     "parse_number",
     "tag_blocks",
@@ -552,3 +553,79 @@ def last_tag_end(text: str, name: str, closing: bool = False) -> int | None:
         if (match.group(1) == "/") == closing:
             end = match.end()
     return end
+
+
+# -- patterns tried only near their words ----------------------------------------------------------------------
+
+
+def matches_near(
+    text: str, pattern: re.Pattern[str], words: tuple[str, ...], reach: int, longest: int, limit: int | None = None
+) -> list[re.Match[str]]:
+    r"""The matches ``pattern.finditer(text)`` gives, found by trying the pattern only around ``words``.
+
+    Every match must hold one of ``words`` (matched in any case) at most
+    ``reach`` characters after its start, and reach no further than
+    ``longest`` characters from its start, the characters its lookarounds
+    read included. The pattern is then tried only in windows from ``reach``
+    before a word, a few times ``longest`` long, and a match is taken only
+    where it ends well inside its window: the same matches, without running
+    a costly pattern from every position of a long text. A window that holds
+    no match moves the search past all of it but its last ``longest``
+    characters, so the work stays linear however densely the words occur.
+    With ``limit``, at most ``limit + 1``.
+
+    >>> pattern = re.compile(r"(?:the\s)?answer is (\d+)", re.IGNORECASE)
+    >>> [m.group(1) for m in matches_near("So the answer is 5; the ANSWER is 6.", pattern, ("answer",), 4, 20)]
+    ['5', '6']
+    """
+    next_word = _word_finder(text, words)
+    window = 4 * (reach + longest)
+    found: list[re.Match[str]] = []
+    position = 0  # every match not found yet starts here or later
+    while limit is None or len(found) <= limit:
+        near = next_word(position)  # a match starting at ``position`` or later holds a word from there on
+        if near < 0:
+            break
+        start, end = max(position, near - reach), near + window
+        match = pattern.search(text, start, end)
+        if match is not None and (match.start() + longest < end or end >= len(text)):
+            found.append(match)  # it ends inside the window: it is what the whole text gives there
+            position = max(match.end(), match.start() + 1)
+        else:
+            # no match starts before ``end - longest`` (one there would end inside the window and be found), nor
+            # before the one found, which may be cut short by the window's end
+            bound = end - longest if match is None else min(match.start(), end - longest)
+            position = max(position + 1, bound)
+    return found
+
+
+def _word_finder(text: str, words: tuple[str, ...]) -> Callable[[int], int]:
+    """A function giving where the next of ``words`` (any case) starts from a position on, or -1."""
+    if text.isascii():
+        lowered = text.lower()  # the same length: the same positions
+        ahead = [-1] * len(words)  # where each word is next found (looked for again only once passed)
+
+        def find(position: int) -> int:
+            best = -1
+            for i, word in enumerate(words):
+                at = ahead[i]
+                if at != len(text) and at < position:
+                    at = lowered.find(word, position)
+                    ahead[i] = at = len(text) if at < 0 else at
+                if at != len(text) and (best < 0 or at < best):
+                    best = at
+            return best
+
+        return find
+    keyword = _keyword_pattern(words)
+
+    def search(position: int) -> int:
+        hit = keyword.search(text, position)
+        return -1 if hit is None else hit.start()
+
+    return search
+
+
+@functools.lru_cache(maxsize=32)
+def _keyword_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)

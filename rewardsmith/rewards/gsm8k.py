@@ -53,6 +53,7 @@ from rewardsmith.rewards._containers import (
     check_answer_settings,
     container,
     final_part_after,
+    reopened,
 )
 from rewardsmith.rewards._latex import is_placeholder
 from rewardsmith.rewards._rejections import rejected_values, without_negation, without_working
@@ -126,7 +127,8 @@ def extract_numeric_answer(
         completion = final_part_after(
             completion, think_tag if isinstance(think_tag, Container) else container(think_tag)
         )
-    completion = final_part(completion, ("####", "\\boxed", answer_box.opening), _PHRASES, _PHRASE_WORDS)
+    markers = ("####", "\\boxed", answer_box.opening)
+    completion = reopened(completion, final_part(completion, markers, _PHRASES, _PHRASE_WORDS), answer_box)
     marked: list[tuple[str, str]] = [
         ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
     ]

@@ -70,6 +70,7 @@ from rewardsmith.rewards._mathcheck import (
     clear_caches,
     compare,
     hedge_reason,
+    normal_form,
     parse_latex,
     parts_of,
     rational,
@@ -94,6 +95,8 @@ def reference_latex(gold: Any) -> str | None:
     '10{,}000'
     >>> reference_latex(None) is None, reference_latex(r"$\boxed{1}$ and $\boxed{4}$")
     (True, '1, 4')
+    >>> reference_latex(r"\boxed{1} papers and \boxed{2} bins"), reference_latex(r"\boxed{1}, so we get \boxed{2}")
+    ('1, 2', '2')
     """
     if gold is None:
         return None
@@ -112,7 +115,10 @@ def reference_latex(gold: Any) -> str | None:
 
 
 #: What joins the boxes of one answer in several parts (``\boxed{1} and \boxed{4}``, ``$\boxed{1}$, $\boxed{4}$``).
-_BOX_LIST = re.compile(r"(?:\s{0,5}(?:\$|\\[()])?\s{0,5}(?:,|;|and|,\s{0,5}and)?\s{0,5}(?:\$|\\[()])?\s{0,5}\x00)+")
+_BOX_LIST = re.compile(
+    r"(?:\s{0,5}(?:\$|\\[()])?(?:\s{1,5}[A-Za-z]{1,20})?"  # a unit word after a box (``\boxed{1} papers and``)
+    r"\s{0,5}(?:,|;|and|,\s{0,5}and)?\s{0,5}(?:\$|\\[()])?\s{0,5}\x00)+"
+)
 #: A reference offering alternatives says "or" (``1/2 \text{ or } 1``); "and" joins the parts of one answer.
 _OFFERED = re.compile(r"(?<![\w\\])or(?!\w)")
 #: Formulas joined by "and" or commas in a reference (``$1$ and $2$ and $3$``) are one list.
@@ -229,33 +235,38 @@ class MathAccuracy(Reward):
             return RewardResult(None, f"the reference {str(reference)[:60]!r} is written in words, not math")
         if gold is not None and _OFFERED.search(gold) and len(alternatives(gold)) > 1:
             return RewardResult(None, f"the reference {str(reference)[:60]!r} offers alternatives: no answer can match")
-        timeout = self._library_timeout()
-        gold_value: Any = None
-        if gold is not None and rational(gold) is None:  # whether a LaTeX reference parses takes sympy
-            if not allow_sympy:
-                return None
-            gold_value = parse_latex(gold, timeout)
-        if gold is None or (gold_value is not None and not gold_value):
+        if gold is None:
             return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
         prompt_text = prompt if isinstance(prompt, str) else None
         answers, where, offered = read_final_answers(completion, prompt_text, self.answer_tag, self.think_tag)
-        if answers is None or not answers:
+        answers = [value for answer in answers or [] for value in chain_values(answer)]
+        if answers and all(normal_form(a) == normal_form(gold) for a in answers):  # the reference as written
+            return RewardResult(1.0, f"predicted {short(answers[-1])} ({where}), reference {short(gold)}: identical")
+        timeout = self._library_timeout()
+        gold_value: Any = None
+        if rational(gold) is None:  # whether a LaTeX reference parses takes sympy
+            if not allow_sympy:
+                return None
+            gold_value = parse_latex(gold, timeout)
+            if not gold_value:
+                return RewardResult(None, f"the reference {str(reference)[:60]!r} cannot be parsed")
+        if not answers:
             return RewardResult(0.0, where)
-        answers = [value for answer in answers for value in chain_values(answer)]
+        # a list keeps its order unless the problem, or a worked reference ("so the solutions are"), makes it a set
+        ordered = ordered_prompt(prompt_text) and ordered_prompt(str(reference))
         last = answers[-1]
         hedge = hedge_reason([without_unit(multiplied(a)) for a in answers], allow_sympy, timeout)
         if hedge is None:
             return None
         if hedge:
             parts, opening, closing = parts_of(gold)
-            ordered = ordered_prompt(prompt_text)
             # values offered as alternatives are a hedge, unless the problem asks for all solutions ("x = 5 or x = -2")
             if (offered and ordered) or not (2 <= len(parts) == len(answers)):
                 return RewardResult(0.0, hedge)
             # a problem asking for several quantities, answered one box each, in order
             joined = ", ".join(VARIABLE.sub("", a) for a in answers)
             last, where = f"{opening}{joined}{closing}", f"{where}, one per part"
-        verdict = compare(gold, gold_value, last, ordered_prompt(prompt_text), allow_sympy, timeout)
+        verdict = compare(gold, gold_value, last, ordered, allow_sympy, timeout)
         if verdict is None:
             return None
         ok, how = verdict
