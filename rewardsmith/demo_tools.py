@@ -1,10 +1,12 @@
 """``rewardsmith demo tools``: GRPO with a tool-using environment through TRL's real tool loop, offline, on CPU.
 
-The task: "What is the code for k1?". Each rollout gets a :class:`KeyValueStore`
-environment (TRL's ``environment_factory``) whose ``reset`` stores the row's
-codes for ``k0``, ``k1`` and ``k2``; its ``lookup`` method is the model's tool. A
-good rollout calls ``lookup(key="k1")``, reads the code in the tool's result,
-and answers ``<answer>7</answer>``.
+The task: "What is the code for k2?", with the key drawn per row. Each rollout
+gets a :class:`KeyValueStore` environment (TRL's ``environment_factory``) whose
+``reset`` stores the row's codes for ``k0``, ``k1`` and ``k2`` (three different
+digits, drawn per row); its ``lookup`` method is the model's tool. A good
+rollout calls ``lookup(key="k2")`` (the key named in its prompt), reads the
+code in the tool's result, and answers with it: ``<answer>7</answer>``. Neither
+a memorised key nor a memorised code pays: both change from row to row.
 
 The model is the offline tiny model (:func:`~rewardsmith.train.tiny_model.build_tiny_model`)
 with Qwen2.5's chat template (so TRL renders the tools and parses the
@@ -18,14 +20,15 @@ the same checks and trainer set-up as any other.
 
 Rewards (all read the rollout as a trajectory): ``tool_success`` (the call
 ran without an error), ``environment_reward`` (:func:`found_key` of the store:
-the right key was looked up; a function, not a ``get_reward`` method, which TRL
-would add as a second reward of its own) and :func:`code_answer` (the final message states the code; a
-code only in the tool's result does not count).
+the key the prompt names was looked up; a function, not a ``get_reward`` method, which TRL
+would add as a second reward of its own) and :func:`code_answer` (the final message states the code the
+lookup returned; a code only in the tool's result, or an answer with no lookup behind it, does not count).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -44,13 +47,11 @@ __all__ = [
     "train_tools_demo",
 ]
 
-#: Few keys, each one token: which one to look up is the part GRPO learns (chance 1/3 after the warm start).
+#: Few keys, each one token: the prompt names one, drawn per row; copying it into the call is what GRPO learns
+#: first (chance 1/3 after the warm start).
 KEYS = ("k0", "k1", "k2")
-#: The key every question asks for; the store also holds the others. Which key to look up is what GRPO
-#: learns in the demo's budget (asking for a different key per row needs copying it from the prompt,
-#: which did not rise within 40 steps).
-ASKED = "k1"
-#: Codes are single digits (one token each), drawn afresh per row.
+#: Codes are single digits (one token each): each row gives its keys three different ones, so looking up the
+#: wrong key gives the wrong code. Copying the code from the tool's result into the answer is learned second.
 CODES = tuple("0123456789")
 SYSTEM = "Use the lookup tool, then answer."
 #: The JSON of a call up to the key's value: one token in the demo tokenizer.
@@ -95,34 +96,43 @@ def found_key(store: KeyValueStore) -> float:
 
 
 @reward
-def code_answer(final_message: str, code: str) -> RewardResult:
-    """The final message answers with the code: ``<answer>47</answer>``; a code only in a tool result does not count.
+def code_answer(final_message: str, tool_calls: list) -> RewardResult:
+    """The final message answers with the code the lookup returned: ``<answer>47</answer>``.
+
+    A code only in the tool's result does not count, nor does an answer with no successful
+    lookup behind it (a guess, or a memorised code): what pays is copying what the tool gave.
+    Whether the right key was looked up is :func:`found_key`'s to judge.
 
     >>> rollout = [{"role": "assistant", "content": "", "tool_calls": [
-    ...     {"type": "function", "function": {"name": "lookup", "arguments": {"key": "k3"}}}]},
+    ...     {"type": "function", "function": {"name": "lookup", "arguments": {"key": "k2"}}}]},
     ...     {"role": "tool", "name": "lookup", "content": "47"},
     ...     {"role": "assistant", "content": "<answer>47</answer>"}]
-    >>> code_answer(completions=[rollout, rollout[:2]], code=["47", "47"])
-    [1.0, 0.0]
+    >>> guess = [{"role": "assistant", "content": "<answer>47</answer>"}]
+    >>> code_answer(completions=[rollout, rollout[:2], guess])
+    [1.0, 0.0, 0.0]
     """
+    returned = [call.result.strip() for call in tool_calls if call.ok]
+    if not returned:
+        return RewardResult(0.0, "no lookup returned a code")
     said = final_message.strip()
-    if said == f"<answer>{code}</answer>":
-        return RewardResult(1.0, "states the code")
-    return RewardResult(0.0, f"expected <answer>{code}</answer>, got {said[:40]!r}")
+    if said == f"<answer>{returned[-1]}</answer>":
+        return RewardResult(1.0, "states the code the lookup returned")
+    return RewardResult(0.0, f"expected <answer>{returned[-1]}</answer>, got {said[:40]!r}")
 
 
 def tool_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """Rows of the task: the question, the key it asks for, every key's code (JSON) and the answer's code.
+    """Rows of the task: the question, the key it asks for (drawn per row), every key's code (JSON; three
+    different digits, drawn per row) and the answer's code.
 
     >>> row = tool_rows(1)[0]
-    >>> sorted(row), row["prompt"][-1]["content"].startswith("What is the code for k")
+    >>> sorted(row), row["prompt"][-1]["content"] == f"What is the code for {row['key']}?"
     (['code', 'codes', 'key', 'prompt'], True)
     """
     rng = random.Random(seed)
     rows = []
     for _ in range(n):
-        codes = {k: rng.choice(CODES) for k in KEYS}
-        key = ASKED
+        codes = dict(zip(KEYS, rng.sample(CODES, len(KEYS))))
+        key = rng.choice(KEYS)
         prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"What is the code for {key}?"}]
         rows.append({"prompt": prompt, "key": key, "codes": json.dumps(codes), "code": codes[key]})
     return rows
@@ -205,7 +215,7 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
 
     path = Path(path)
     marker = path / "rewardsmith_tools_demo.json"
-    recipe = {"teach_steps": teach_steps, "seed": seed, "version": 4}
+    recipe = {"teach_steps": teach_steps, "seed": seed, "init_std": INIT_STD, "version": 5}
     if marker.exists() and json.loads(marker.read_text()) == recipe:
         return path
     probe = build_tiny_tokenizer()
@@ -220,7 +230,7 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
         "</tool_response>",
     )
     tags = ("<tool_call>", "</tool_call>", "<answer>", "</answer>")
-    build_tiny_model(path, tags=tags, words=words, hidden_size=64, seed=seed)
+    build_tiny_model(path, tags=tags, words=words, hidden_size=64, seed=seed, initializer_range=INIT_STD)
     tokenizer = AutoTokenizer.from_pretrained(path)
     tokenizer.chat_template = qwen2_5_chat_template
     tokenizer.save_pretrained(path)
@@ -240,17 +250,18 @@ def demo_config(
         "rewards": [
             {"name": "tool_success", "weight": 0.5},
             {"name": "environment_reward", "weight": 1.0, "kwargs": {"state": "rewardsmith.demo_tools:found_key"}},
-            {"name": "rewardsmith.demo_tools:code_answer", "weight": 1.0},
+            {"name": "rewardsmith.demo_tools:code_answer", "weight": float(os.environ.get("RS_CW", "1.0"))},
         ],
         "trainer": {
-            "learning_rate": LEARNING_RATE,
+            "learning_rate": float(os.environ.get("RS_LR", LEARNING_RATE)),
+            "entropy_coef": float(os.environ.get("RS_ENT", "0")),
             # A fresh Adam's first step moves every weight by the full learning rate whatever its
             # gradient; on this tiny model that one step at 1e-3 wiped out the taught call format.
             # Warming up from 0 over 5 steps lets its moments form first.
             "lr_scheduler_type": "constant_with_warmup",
             "warmup_steps": 5,
             "max_steps": max_steps,
-            "per_device_train_batch_size": 32,
+            "per_device_train_batch_size": int(os.environ.get("RS_BS", "32")),
             "num_generations": 8,
             "max_completion_length": 64,
             "max_tool_calling_iterations": 1,
@@ -267,6 +278,10 @@ def demo_config(
 
 
 LEARNING_RATE = 1e-3
+#: The random weights' standard deviation, about ``1 / sqrt(64)`` (Llama's 0.02 is sized for models a hundred
+#: times wider): with it a prompt's token reaches a later position, so the copies can be learned from reward
+#: (the same lever as the format demo's, docs/training.md).
+INIT_STD = float(os.environ.get("RS_INIT", "0.1"))
 
 
 def reward_rise(log_history: list[dict[str, Any]], window: int = 3) -> dict[str, tuple[float, float]]:
