@@ -28,7 +28,6 @@ lookup returned; a code only in the tool's result, or an answer with no lookup b
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -54,11 +53,19 @@ KEYS = ("k0", "k1", "k2")
 #: wrong key gives the wrong code. Copying the code from the tool's result into the answer is learned second.
 CODES = tuple("0123456789")
 SYSTEM = "Use the lookup tool, then answer."
+#: Supervised steps of the warm start (the call and answer FORMAT only) and GRPO steps of the demo.
+TEACH_STEPS = 300
+MAX_STEPS = 500
 #: The JSON of a call up to the key's value: one token in the demo tokenizer.
 CALL_PREFIX = '{"name": "lookup", "arguments": {"key": "'
 CALL_SUFFIX = '"}}'
 #: The chat template's fixed words, single tokens so that a call, its result and the answer stay short.
 TEMPLATE_WORDS = ("<tool_response>", "</tool_response>", "system", "user", "assistant")
+#: The question's fixed words (one token) and the only characters the tokenizer knows besides its words: the
+#: codes, the question mark and the template's line breaks. A vocabulary of a few dozen tokens leaves the
+#: sampler few wrong tokens to wander into.
+QUESTION = "What is the code for "
+CHARS = "0123456789?\n"
 
 
 class KeyValueStore:
@@ -133,7 +140,7 @@ def tool_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
     for _ in range(n):
         codes = dict(zip(KEYS, rng.sample(CODES, len(KEYS))))
         key = rng.choice(KEYS)
-        prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"What is the code for {key}?"}]
+        prompt = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"{QUESTION}{key}?"}]
         rows.append({"prompt": prompt, "key": key, "codes": json.dumps(codes), "code": codes[key]})
     return rows
 
@@ -206,7 +213,7 @@ def _teach_format(path: Path, tokenizer: Any, steps: int, seed: int) -> None:
     model.save_pretrained(path)
 
 
-def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) -> Path:
+def build_tool_model(path: str | Path, teach_steps: int = TEACH_STEPS, seed: int = 0) -> Path:
     """The tiny model with Qwen2.5's chat template and the call format briefly taught; returns its folder."""
     from transformers import AutoTokenizer
     from trl.chat_template_utils import qwen2_5_chat_template
@@ -215,7 +222,7 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
 
     path = Path(path)
     marker = path / "rewardsmith_tools_demo.json"
-    recipe = {"teach_steps": teach_steps, "seed": seed, "init_std": INIT_STD, "version": 5}
+    recipe = {"teach_steps": teach_steps, "seed": seed, "init_std": INIT_STD, "chars": CHARS, "version": 5}
     if marker.exists() and json.loads(marker.read_text()) == recipe:
         return path
     probe = build_tiny_tokenizer()
@@ -225,12 +232,12 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
         CALL_PREFIX,
         CALL_SUFFIX,
         *KEYS,
-        "What is the code for ",
-        "<tool_response>",
-        "</tool_response>",
+        QUESTION,
+        SYSTEM,
+        *TEMPLATE_WORDS,
     )
     tags = ("<tool_call>", "</tool_call>", "<answer>", "</answer>")
-    build_tiny_model(path, tags=tags, words=words, hidden_size=64, seed=seed, initializer_range=INIT_STD)
+    build_tiny_model(path, tags=tags, words=words, chars=CHARS, hidden_size=64, seed=seed, initializer_range=INIT_STD)
     tokenizer = AutoTokenizer.from_pretrained(path)
     tokenizer.chat_template = qwen2_5_chat_template
     tokenizer.save_pretrained(path)
@@ -240,7 +247,7 @@ def build_tool_model(path: str | Path, teach_steps: int = 150, seed: int = 0) ->
 
 
 def demo_config(
-    model: str | Path, output_dir: str | Path, max_steps: int = 30, rows: int = 200, seed: int = 0
+    model: str | Path, output_dir: str | Path, max_steps: int = MAX_STEPS, rows: int = 200, seed: int = 0
 ) -> dict[str, Any]:
     """The ``rewardsmith train`` config of the demo (``environment:`` names :class:`KeyValueStore`)."""
     return {
@@ -250,18 +257,20 @@ def demo_config(
         "rewards": [
             {"name": "tool_success", "weight": 0.5},
             {"name": "environment_reward", "weight": 1.0, "kwargs": {"state": "rewardsmith.demo_tools:found_key"}},
-            {"name": "rewardsmith.demo_tools:code_answer", "weight": float(os.environ.get("RS_CW", "1.0"))},
+            {"name": "rewardsmith.demo_tools:code_answer", "weight": 2.0},
         ],
         "trainer": {
-            "learning_rate": float(os.environ.get("RS_LR", LEARNING_RATE)),
-            "entropy_coef": float(os.environ.get("RS_ENT", "0")),
+            "learning_rate": LEARNING_RATE,
+            # A small entropy bonus keeps the answer's digit sampled while the key is being learned; at 0.03 (the format
+            # demo's) it spread the answer over the whole vocabulary.
+            "entropy_coef": 0.01,
             # A fresh Adam's first step moves every weight by the full learning rate whatever its
             # gradient; on this tiny model that one step at 1e-3 wiped out the taught call format.
             # Warming up from 0 over 5 steps lets its moments form first.
             "lr_scheduler_type": "constant_with_warmup",
             "warmup_steps": 5,
             "max_steps": max_steps,
-            "per_device_train_batch_size": int(os.environ.get("RS_BS", "32")),
+            "per_device_train_batch_size": 64,  # 8 prompts x 8 completions
             "num_generations": 8,
             "max_completion_length": 64,
             "max_tool_calling_iterations": 1,
@@ -281,14 +290,14 @@ LEARNING_RATE = 1e-3
 #: The random weights' standard deviation, about ``1 / sqrt(64)`` (Llama's 0.02 is sized for models a hundred
 #: times wider): with it a prompt's token reaches a later position, so the copies can be learned from reward
 #: (the same lever as the format demo's, docs/training.md).
-INIT_STD = float(os.environ.get("RS_INIT", "0.1"))
+INIT_STD = 0.1
 
 
-def reward_rise(log_history: list[dict[str, Any]], window: int = 3) -> dict[str, tuple[float, float]]:
+def reward_rise(log_history: list[dict[str, Any]], window: int = 20) -> dict[str, tuple[float, float]]:
     """Each logged reward's mean over the first and the last ``window`` steps: ``{name: (start, end)}``.
 
     >>> steps = [{"rewards/a/mean": v, "reward": v} for v in (0.1, 0.2, 0.3, 0.7, 0.8, 0.9)]
-    >>> {k: tuple(round(x, 2) for x in v) for k, v in reward_rise(steps).items()}
+    >>> {k: tuple(round(x, 2) for x in v) for k, v in reward_rise(steps, window=3).items()}
     {'a': (0.2, 0.8), 'total': (0.2, 0.8)}
     """
     import math
@@ -311,8 +320,8 @@ def reward_rise(log_history: list[dict[str, Any]], window: int = 3) -> dict[str,
 
 def train_tools_demo(
     output_dir: str | Path = "runs/demo_tools",
-    max_steps: int = 30,
-    teach_steps: int = 150,
+    max_steps: int = MAX_STEPS,
+    teach_steps: int = TEACH_STEPS,
     console: Any = None,
     seed: int = 0,
 ) -> Any:
@@ -327,5 +336,5 @@ def train_tools_demo(
     result = run(demo_config(model, output_dir, max_steps, seed=seed), console=console)
     if console is not None:
         for name, (start, end) in reward_rise(result.trainer.state.log_history).items():
-            console.print(f"{name:>20}: {start:.3f} -> {end:.3f} (first vs last 3 steps)")
+            console.print(f"{name:>20}: {start:.3f} -> {end:.3f} (first vs last 20 steps)")
     return result
