@@ -11,10 +11,13 @@ a memorised key nor a memorised code pays: both change from row to row.
 The model is the offline tiny model (:func:`~rewardsmith.train.tiny_model.build_tiny_model`)
 with Qwen2.5's chat template (so TRL renders the tools and parses the
 model's ``<tool_call>`` blocks as it does for Qwen), and a tokenizer that
-holds the fixed text (the tools preamble, the call's JSON around the key, the
-keys) as single tokens. It is first taught only the call FORMAT (a few seconds
-of supervised steps on conversations whose key and answer are random), then
-trained with GRPO from a
+holds the fixed text (the tools preamble, the system prompt, the question, the
+call's JSON around the key, the keys, the roles) as single tokens and knows no
+characters but the digits, ``?`` and the line break (33 tokens in all). Its
+random weights have std 0.1, about ``1 / sqrt(64)``, so a token can be copied to
+a later position. It is first taught only the call and answer FORMAT (a few
+seconds of supervised steps on conversations whose key, tool result and answer
+are random), then trained with GRPO from a
 ``rewardsmith train`` config holding ``environment:``, so the run goes through
 the same checks and trainer set-up as any other.
 
