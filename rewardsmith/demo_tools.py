@@ -24,8 +24,9 @@ the same checks and trainer set-up as any other.
 Rewards (all read the rollout as a trajectory): ``tool_success`` (the call
 ran without an error), ``environment_reward`` (:func:`found_key` of the store:
 the key the prompt names was looked up; a function, not a ``get_reward`` method, which TRL
-would add as a second reward of its own) and :func:`code_answer` (the final message states the code the
-lookup returned; a code only in the tool's result, or an answer with no lookup behind it, does not count).
+would add as a second reward of its own) and :func:`code_answer` (the final message states the row's code,
+which a lookup returned; a code only in the tool's result, an answer with no lookup behind it, or another
+key's code copied from its lookup does not count).
 """
 
 from __future__ import annotations
@@ -106,28 +107,28 @@ def found_key(store: KeyValueStore) -> float:
 
 
 @reward
-def code_answer(final_message: str, tool_calls: list) -> RewardResult:
-    """The final message answers with the code the lookup returned: ``<answer>47</answer>``.
+def code_answer(final_message: str, tool_calls: list, code: str) -> RewardResult:
+    """The final message answers with the row's code, which a lookup returned: ``<answer>47</answer>``.
 
-    A code only in the tool's result does not count, nor does an answer with no successful
-    lookup behind it (a guess, or a memorised code): what pays is copying what the tool gave.
-    Whether the right key was looked up is :func:`found_key`'s to judge.
+    A code only in the tool's result does not count, nor does an answer with no successful lookup
+    of it behind it (a guess, a memorised code), nor the code of another key copied from its
+    lookup: what pays is looking up the key asked for and copying what came back.
 
     >>> rollout = [{"role": "assistant", "content": "", "tool_calls": [
     ...     {"type": "function", "function": {"name": "lookup", "arguments": {"key": "k2"}}}]},
     ...     {"role": "tool", "name": "lookup", "content": "47"},
     ...     {"role": "assistant", "content": "<answer>47</answer>"}]
     >>> guess = [{"role": "assistant", "content": "<answer>47</answer>"}]
-    >>> code_answer(completions=[rollout, rollout[:2], guess])
-    [1.0, 0.0, 0.0]
+    >>> code_answer(completions=[rollout, rollout[:2], guess, rollout], code=["47", "47", "47", "12"])
+    [1.0, 0.0, 0.0, 0.0]
     """
     returned = [call.result.strip() for call in tool_calls if call.ok]
-    if not returned:
-        return RewardResult(0.0, "no lookup returned a code")
+    if code not in returned:
+        return RewardResult(0.0, f"no lookup returned the code asked for ({code})")
     said = final_message.strip()
-    if said == f"<answer>{returned[-1]}</answer>":
+    if said == f"<answer>{code}</answer>":
         return RewardResult(1.0, "states the code the lookup returned")
-    return RewardResult(0.0, f"expected <answer>{returned[-1]}</answer>, got {said[:40]!r}")
+    return RewardResult(0.0, f"expected <answer>{code}</answer>, got {said[:40]!r}")
 
 
 def tool_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:

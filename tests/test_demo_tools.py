@@ -105,7 +105,8 @@ def test_on_the_demo_rows_only_looking_up_the_asked_key_and_copying_its_code_pay
             rollouts.append(_rollout(env, row, policy))
             envs.append(env)
         prompts = [row["prompt"] for row in rows]
-        scores = {r.name: r(prompts=prompts, completions=rollouts, environments=envs) for r in rewards}
+        codes = [row["code"] for row in rows]
+        scores = {r.name: r(prompts=prompts, completions=rollouts, environments=envs, code=codes) for r in rewards}
         parts[policy] = {name: sum(s or 0.0 for s in v) / len(rows) for name, v in scores.items()}
         totals[policy] = sum(w * parts[policy][r.name] for r, w in zip(rewards, weights))
     assert parts["uses the tool"] == {"tool_success": 1.0, "environment_reward": 1.0, "code_answer": 1.0}
