@@ -265,8 +265,8 @@ def demo_config(
         ],
         "trainer": {
             "learning_rate": LEARNING_RATE,
-            # A small entropy bonus keeps the answer's digit sampled while the key is being learned; at 0.03 (the format
-            # demo's) it spread the answer over the whole vocabulary.
+            # A small entropy bonus: it kept the answer's digit sampled while the key was learned (with the first
+            # code_answer, docs/agents.md); at 0.03 (the format demo's) it spread the answer over the vocabulary.
             "entropy_coef": 0.01,
             # A fresh Adam's first step moves every weight by the full learning rate whatever its
             # gradient; on this tiny model that one step at 1e-3 wiped out the taught call format.
