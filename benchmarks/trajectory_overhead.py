@@ -6,7 +6,8 @@ with parsed ``tool_calls``, ``tool`` messages with the results, TRL's
 each, some failing, some made with the final answer (they never run).
 
 The baseline is ``tool_success`` written by hand as a TRL batch function with
-the same checks on TRL's conversational completions: structured calls (a
+the same checks on TRL's conversational completions (1 when every call
+succeeded, else 0): structured calls (a
 name, arguments that are an object or a JSON object string), results paired
 in order, TRL's error text, calls that never got a result, and ``<tool_call>``
 blocks in the text outside ``<think>`` when a message has no structured calls;
@@ -79,7 +80,8 @@ def _text_calls(text: str) -> list:
 
 
 def tool_success_by_hand(completions, **kwargs):
-    """Hand-written TRL reward: the share of well-formed calls whose result came back without TRL's error text."""
+    """Hand-written TRL reward: 1 when every call was well formed and its result came back without TRL's error
+    text, else 0 (all or nothing, as ``tool_success``: junk calls cannot pad a failure)."""
     scores = []
     for messages in completions:
         good: list[bool] = []  # one per call: well formed, answered, and not with an error
@@ -98,7 +100,7 @@ def tool_success_by_hand(completions, **kwargs):
                 for call in raw:
                     waiting.append(len(good))
                     good.append(None if _well_formed(call) else False)  # None: well formed, no result yet
-        scores.append(sum(1 for g in good if g is True) / len(good) if good else None)
+        scores.append(float(all(g is True for g in good)) if good else None)
     return scores
 
 

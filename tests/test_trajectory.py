@@ -301,3 +301,17 @@ def test_tool_success_plain_scores_are_the_explained_ones():
     plain = success(completions=rollouts)
     assert plain == [1.0, 0.0, 1.0, 1.0, None, 0.0]
     assert [r.score for r in success.explain(completions=rollouts)] == plain
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30))
+def test_trl_error_text_is_read_as_parsing_it_would(message):
+    """TRL's ``str({"error": message})`` is an error exactly when the parsed object's error is set, whichever way
+    the text is read (its plain form skips the parse)."""
+    import ast
+
+    from rewardsmith.core.trajectory_read import is_error_text
+
+    text = str({"error": message})
+    assert is_error_text(text) == bool(ast.literal_eval(text)["error"])
+    assert is_error_text(" " + text) == is_error_text(text)  # the slow path agrees on the same object

@@ -35,6 +35,9 @@ _MAYBE_ERROR = re.compile(r"""\A\s*\{.*['"]error['"]\s*:""", re.DOTALL)
 #: An object opening with an ``error`` key whose value is no error (null, None, false, an empty string).
 _NO_ERROR_FIRST = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:\s*(?:null|None|false|False|""|'')\s*[,}]""")
 _ERROR_FIRST = re.compile(r"""\A\s*\{\s*['"]error['"]\s*:""")
+#: TRL's own text for a tool that raised, ``str({"error": str(exc)})`` with a message free of quotes, backslashes
+#: and line breaks: an error without parsing it (the parse costs more than the rest of a rollout's reading).
+_TRL_ERROR = re.compile(r"""\{'error': '[^'\\\r\n]+'\}""")
 #: Builds a named tuple from an iterable of all its fields, without the generated ``__new__``'s keyword handling.
 _new = tuple.__new__
 #: A :class:`ToolCall` from the list of its fields.
@@ -79,6 +82,8 @@ def is_error_text(text: str) -> bool:
     """
     if "error" not in text or _MAYBE_ERROR.match(text) is None:
         return False
+    if _TRL_ERROR.fullmatch(text) is not None:
+        return True
     value = _object(text)
     if isinstance(value, dict):
         return "error" in value and _is_set(value["error"])
