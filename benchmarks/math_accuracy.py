@@ -124,19 +124,30 @@ def _one_real(name: str) -> None:
     print(json.dumps({"seconds": time.process_time() - start, "timed": len(rows) - split}))
 
 
+def _rounds(flag: str, contenders: list[str], rounds: int) -> tuple[dict[str, list[float]], dict[str, dict]]:
+    """Each contender's CPU seconds per round, and its last run's result, from interleaved rounds in fresh processes.
+
+    Every run is a fresh process, so no contender inherits warm caches. Each round fixes PYTHONHASHSEED for all
+    contenders alike: hash randomisation changes set and dict order inside the LaTeX parser and moves a run's
+    speed by up to 1.6x, so every contender gets the same seeds.
+    """
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    last: dict[str, dict] = {}
+    for seed in range(rounds):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        for name in contenders:
+            out = subprocess.run(
+                [sys.executable, __file__, flag, name], capture_output=True, text=True, check=True, env=env
+            )
+            last[name] = json.loads(out.stdout.strip().splitlines()[-1])
+            times[name].append(last[name]["seconds"])
+    return times, last
+
+
 def main_real() -> None:
     """TRL's accuracy_reward against math_accuracy on the real solutions, rounds interleaved, fresh processes."""
-    times: dict[str, list[float]] = {name: [] for name in REAL_CONTENDERS}
-    timed_n = 0
-    for seed in range(3):
-        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        for name in REAL_CONTENDERS:
-            out = subprocess.run(
-                [sys.executable, __file__, "--one-real", name], capture_output=True, text=True, check=True, env=env
-            )
-            result = json.loads(out.stdout.strip().splitlines()[-1])
-            times[name].append(result["seconds"])
-            timed_n = result["timed"]
+    times, last = _rounds("--one-real", list(REAL_CONTENDERS), 3)
+    timed_n = last[REAL_CONTENDERS[0]]["timed"]
     trl, ours = times[REAL_CONTENDERS[0]], times[REAL_CONTENDERS[1]]
     ratio = statistics.median(t / o for t, o in zip(trl, ours))
     print(f"on {timed_n} real solutions (ProcessBench dev, second half), CPU seconds, one process each:")
@@ -146,22 +157,9 @@ def main_real() -> None:
 
 
 def main() -> None:
-    times: dict[str, list[float]] = {name: [] for name in CONTENDERS}
-    agreement: dict[str, float] = {}
-    timed_n = 0
-    # Interleaved rounds; every run in a fresh process, so no contender inherits warm caches. Each round
-    # fixes PYTHONHASHSEED for all contenders alike: hash randomisation changes set and dict order inside
-    # the LaTeX parser and moves a run's speed by up to 1.6x, so every contender gets the same seeds.
-    for seed in range(ROUNDS):
-        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
-        for name in CONTENDERS:
-            out = subprocess.run(
-                [sys.executable, __file__, "--one", name], capture_output=True, text=True, check=True, env=env
-            )
-            result = json.loads(out.stdout.strip().splitlines()[-1])
-            times[name].append(result["seconds"])
-            agreement[name] = result["agreement"]
-            timed_n = result["timed"]
+    times, last = _rounds("--one", list(CONTENDERS), ROUNDS)
+    agreement = {name: result["agreement"] for name, result in last.items()}
+    timed_n = last[next(iter(CONTENDERS))]["timed"]
     print(
         f"math_accuracy vs trl.rewards.accuracy_reward on MATH-500 reference solutions "
         f"(own answer / other answer; each run in a fresh process, timed on {timed_n} after {timed_n} to warm up)"
