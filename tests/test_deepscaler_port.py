@@ -84,8 +84,8 @@ def test_the_deepscaler_port_trains_evaluates_and_checks(tmp_path, monkeypatch):
     spec = importlib.util.spec_from_file_location("port_deepscaler", PORT / "main.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = module.main(tmp_path, steps=1)
-    assert result["steps"] == 1 and result["check"] == 1.0
+    result = module.main(tmp_path, steps=2)
+    assert result["steps"] == 2 and result["check"] == 1.0
     for name in ("deepscaler_reward_fn", "math_accuracy"):  # right; wrong; no reasoning block
         assert result["eval"][name]["histogram"]["values"] == [[0.0, 2], [1.0, 1]]
     assert result["audit"]["answer_column"] == "ground_truth"

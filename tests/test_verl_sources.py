@@ -321,18 +321,18 @@ def _port_main(path: Path):
 @pytest.mark.slow
 def test_the_verl_tinyzero_and_verifiers_ports_train_evaluate_and_check(tmp_path, monkeypatch):
     monkeypatch.setenv("REWARDSMITH_CACHE", str(ROOT / ".cache"))
-    verl = _port_main(VERL / "main.py")(tmp_path / "verl", steps=1)
-    assert verl["steps"] == 1 and verl["eval"]["compute_score"]["mean"] == 0.5
+    verl = _port_main(VERL / "main.py")(tmp_path / "verl", steps=2)
+    assert verl["steps"] == 2 and verl["eval"]["compute_score"]["mean"] == 0.5
     assert verl["check"] == {"score": 1.0, "metrics": {"acc": True}}
     assert verl["audit"]["answer_column"] == "ground_truth"
     assert "hedging/in_block_right_first" in verl["audit"]["findings"]  # the scorer pays "#### 18 or 20"
-    tinyzero = _port_main(TINYZERO / "main.py")(tmp_path / "tinyzero", steps=1)
-    assert tinyzero["steps"] == 1 and tinyzero["check"] == {"compute_score": 1.0, "countdown": 1.0}
+    tinyzero = _port_main(TINYZERO / "main.py")(tmp_path / "tinyzero", steps=2)
+    assert tinyzero["steps"] == 2 and tinyzero["check"] == {"compute_score": 1.0, "countdown": 1.0}
     assert tinyzero["eval"]["compute_score"]["min"] == 0.1 and tinyzero["eval"]["countdown"]["min"] == 0.0
     assert tinyzero["audit"] == {"answer_column": "target", "findings": []}
     pytest.importorskip("verifiers.v1")
-    verifiers = _port_main(VERIFIERS / "main.py")(tmp_path / "verifiers", steps=1)
-    assert verifiers["steps"] == 1 and verifiers["eval"]["GSM8KTask"]["max"] == 1.2
+    verifiers = _port_main(VERIFIERS / "main.py")(tmp_path / "verifiers", steps=2)
+    assert verifiers["steps"] == 2 and verifiers["eval"]["GSM8KTask"]["max"] == 1.2
     assert verifiers["explain"] == {"score": 1.2, "metrics": {"boxed_format": 1.0, "correct_answer": 1.0,
                                                               "reply_chars": 12.0}}  # fmt: skip
     assert verifiers["audit"] == {"answer_column": "answer", "passed": False}
