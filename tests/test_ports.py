@@ -226,6 +226,16 @@ def test_open_r1_length_is_the_group_length_reward(recipe):
         plan_training({**recipe, "reward_funcs": ["length"]})
 
 
+def test_a_sectioned_configs_length_is_rewardsmiths_own_with_no_open_r1_note(tmp_path):
+    (tmp_path / "sums.jsonl").write_text(json.dumps({"prompt": "1+1?", "answer": "2"}) + "\n")
+    sectioned = {"model": "builtin:tiny", "dataset": {"source": str(tmp_path / "sums.jsonl")},
+                 "rewards": ["think_format", {"name": "length", "kwargs": {"max_length": 6, "unit": "words"}}],
+                 "trainer": {"max_steps": 1, "output_dir": str(tmp_path / "run")}}  # fmt: skip
+    plan = plan_training(sectioned)
+    assert type(plan.rewards[1]).__name__ == "Length" and plan.rewards[1].max_length == 6
+    assert not [w for w in plan.warnings if "(open-r1's name)" in w]
+
+
 def test_did_you_mean_never_points_to_a_field_with_another_meaning(recipe):
     with pytest.raises(ConfigError) as caught:
         plan_training({**recipe, "trainer": {"repetition_max_penalty": -1.0, "max_new_tokens": 8, "max_step": 2}})

@@ -213,7 +213,9 @@ def peer_notes(rewards: list[Any], from_recipe: bool) -> list[str]:
         name = _entry_name(entry)
         label = entry.get("as") if isinstance(entry, dict) else None
         if label in OPEN_R1_REWARDS and OPEN_R1_REWARDS[label][0] == name:
-            name = label
+            name = label  # rewritten from a recipe's reward_funcs
+        elif name in _RENAMED:
+            continue  # only reward_funcs are open-r1's names: elsewhere the name is rewardsmith's own reward
         if name not in OPEN_R1_REWARDS:
             continue
         ours, how = OPEN_R1_REWARDS[name]
