@@ -183,8 +183,6 @@ def eval_command(
     engine: Annotated[str | None, typer.Option(help="Where batches are scored: local, or ray (Ray tasks).")] = None,
 ) -> None:
     """Score a dataset with rewards: a column of completions, or completions a model generates. Resumable."""
-    from rewardsmith.evaluation import evaluate_config
-
     data = {"source": dataset, "split": split, "config": dataset_config, "converter": converter}
     data.update(system_prompt=system_prompt, max_samples=max_samples)
     generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env, "n": n}
@@ -201,6 +199,19 @@ def eval_command(
     overrides["dataset"] = {k: v for k, v in data.items() if v is not None}
     overrides["generation"] = {k: v for k, v in generation.items() if v is not None}
     overrides = {k: v for k, v in overrides.items() if v not in (None, {})}
+    _run_eval(config, overrides, completions_column, generation, batch_size)
+
+
+def _run_eval(
+    config: Path | None,
+    overrides: dict[str, Any],
+    completions_column: str | None,
+    generation: dict[str, Any],
+    batch_size: int | None,
+) -> None:
+    """Run the evaluation job and print its summary: exit 1 when a reward failed, 130 on Ctrl-C (rows done are kept)."""
+    from rewardsmith.evaluation import evaluate_config
+
     try:
         _check_eval_options(completions_column, generation, batch_size)
         report = evaluate_config(config, overrides, on_warning=_warn)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from rewardsmith.check.findings import Finding, Record, Thresholds, reaches
@@ -20,6 +21,7 @@ from rewardsmith.core.reward import Reward
 __all__ = [
     "against",
     "assumed_rows",
+    "checks_that_ran",
     "exercised",
     "gold",
     "labels",
@@ -35,6 +37,18 @@ __all__ = [
 NOTICEABLE = 0.1
 #: Examples kept per list in ``check.json``.
 KEEP = 50
+#: The checks besides the probes, each with the field of its summary that is set when it ran.
+RAN_WHEN = {"gold": "rows", "labels": "samples", "against": "other", "signal": "groups", "cost": "samples"}
+
+
+def checks_that_ran(summary: dict[str, Any], names: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The checks besides the probes that ran (of ``names``, in that order), each with its part of the summary.
+
+    >>> checks_that_ran({"labels": {"samples": 0}, "cost": {"samples": 3}}, ["labels", "cost", "signal"])
+    [('cost', {'samples': 3})]
+    """
+    sections = [(name, summary.get(name, {})) for name in names]
+    return [(name, section) for name, section in sections if section.get(RAN_WHEN[name])]
 
 
 def pass_level(reward: Reward, chosen: float | None = None) -> float:

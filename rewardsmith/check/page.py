@@ -11,8 +11,10 @@ JSON that cannot close its element) and its script only sets ``textContent``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from rewardsmith.check.checks import checks_that_ran
 from rewardsmith.reports.pages import escape, html_page, number, percent, samples_table
 
 __all__ = ["render_check_page"]
@@ -119,53 +121,68 @@ def _families(probes: dict[str, Any]) -> str:
 
 
 def _sections(s: dict[str, Any]) -> list[str]:
-    parts = []
-    gold = s.get("gold", {})
-    if gold.get("rows") and gold.get("same_score") is not None:
-        parts.append(
+    """The section of each check that ran besides the probes: gold, labels, signal, the second reward, cost."""
+    return [part for name, section in checks_that_ran(s, _SECTIONS) for part in _SECTIONS[name](section)]
+
+
+def _gold_section(gold: dict[str, Any]) -> list[str]:
+    if gold.get("same_score") is not None:
+        return [
             f"<h2>Reference solutions</h2><p class='meta'>every score was {number(gold['same_score'])}, the "
             f"{gold['rows']:,} reference solutions' too: the references scored the lowest value seen</p>"
-        )
-    elif gold.get("rows"):
-        parts.append(
-            f"<h2>Reference solutions</h2><p class='meta'>{percent(gold['share_at_maximum'])} of {gold['rows']:,} "
-            f"score the maximum {number(gold['maximum'])}; {gold['not_scored']} not scored</p>"
-        )
-        parts.append(_examples("reference solutions below the maximum", gold["misses"][:50]))
-    labels = s.get("labels", {})
-    if labels.get("samples"):
-        parts.append(
-            f"<h2>Labels</h2><p class='meta'>{labels['samples']:,} labelled completions · accuracy "
-            f"{percent(labels['accuracy'])} · false positives {labels['false_positives']} "
-            f"({percent(labels['false_positive_rate'])}) · false negatives {labels['false_negatives']} "
-            f"({percent(labels['false_negative_rate'])}) · pass at {number(labels['pass_level'])}</p>"
-        )
-        parts.append(_examples("false positives: labelled wrong, passed", labels["false_positive_examples"]))
-        parts.append(_examples("false negatives: labelled right, failed", labels["false_negative_examples"]))
-    signal = s.get("signal", {})
-    if signal.get("groups"):
-        parts.append(
-            f"<h2>Signal</h2><p class='meta'>{signal['groups']:,} prompts with several completions · all tied "
-            f"{percent(signal['tied_share'])} · mean spread within a prompt {number(signal['mean_spread'])} · "
-            f"std {number(signal['std'])}</p>"
-        )
-    other = s.get("against", {})
-    if other.get("other"):
-        parts.append(
-            f"<h2>Second opinion: {escape(other['other'])}</h2><p class='meta'>disagree on {other['disagreements']:,}"
-            f" of {other['compared']:,} samples ({percent(other['rate'])})</p>"
-        )
-        parts.append(_examples("disagreements", other["examples"]))
-    cost = s.get("cost", {})
-    if cost.get("samples"):
-        parts.append(
-            f"<h2>Cost</h2><p class='meta'>{cost['samples']:,} samples · latency p50 {number(cost['p50_s'])} s · "
-            f"p95 {number(cost['p95_s'])} s · max {number(cost['max_s'])} s · timeouts {cost['timeouts']} · "
-            f"errors {cost['errors']} ({percent(cost['error_rate'])}) · None rate {percent(cost['none_rate'])}</p>"
-        )
-        slow = [cost[k] for k in ("slowest", "first_error", "first_timeout") if cost.get(k)]
-        parts.append(_examples("slowest sample, first error, first timeout", slow))
-    return parts
+        ]
+    return [
+        f"<h2>Reference solutions</h2><p class='meta'>{percent(gold['share_at_maximum'])} of {gold['rows']:,} "
+        f"score the maximum {number(gold['maximum'])}; {gold['not_scored']} not scored</p>",
+        _examples("reference solutions below the maximum", gold["misses"][:50]),
+    ]
+
+
+def _labels_section(labels: dict[str, Any]) -> list[str]:
+    return [
+        f"<h2>Labels</h2><p class='meta'>{labels['samples']:,} labelled completions · accuracy "
+        f"{percent(labels['accuracy'])} · false positives {labels['false_positives']} "
+        f"({percent(labels['false_positive_rate'])}) · false negatives {labels['false_negatives']} "
+        f"({percent(labels['false_negative_rate'])}) · pass at {number(labels['pass_level'])}</p>",
+        _examples("false positives: labelled wrong, passed", labels["false_positive_examples"]),
+        _examples("false negatives: labelled right, failed", labels["false_negative_examples"]),
+    ]
+
+
+def _signal_section(signal: dict[str, Any]) -> list[str]:
+    return [
+        f"<h2>Signal</h2><p class='meta'>{signal['groups']:,} prompts with several completions · all tied "
+        f"{percent(signal['tied_share'])} · mean spread within a prompt {number(signal['mean_spread'])} · "
+        f"std {number(signal['std'])}</p>"
+    ]
+
+
+def _against_section(other: dict[str, Any]) -> list[str]:
+    return [
+        f"<h2>Second opinion: {escape(other['other'])}</h2><p class='meta'>disagree on {other['disagreements']:,}"
+        f" of {other['compared']:,} samples ({percent(other['rate'])})</p>",
+        _examples("disagreements", other["examples"]),
+    ]
+
+
+def _cost_section(cost: dict[str, Any]) -> list[str]:
+    slow = [cost[k] for k in ("slowest", "first_error", "first_timeout") if cost.get(k)]
+    return [
+        f"<h2>Cost</h2><p class='meta'>{cost['samples']:,} samples · latency p50 {number(cost['p50_s'])} s · "
+        f"p95 {number(cost['p95_s'])} s · max {number(cost['max_s'])} s · timeouts {cost['timeouts']} · "
+        f"errors {cost['errors']} ({percent(cost['error_rate'])}) · None rate {percent(cost['none_rate'])}</p>",
+        _examples("slowest sample, first error, first timeout", slow),
+    ]
+
+
+#: The section of each check besides the probes, in the order the page shows them.
+_SECTIONS: dict[str, Callable[[dict[str, Any]], list[str]]] = {
+    "gold": _gold_section,
+    "labels": _labels_section,
+    "signal": _signal_section,
+    "against": _against_section,
+    "cost": _cost_section,
+}
 
 
 def render_check_page(summary: dict[str, Any]) -> str:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from rewardsmith.check.checks import checks_that_ran
 
 __all__ = ["print_summary"]
 
@@ -40,32 +43,46 @@ def _probe_table(probes: dict[str, Any]) -> Any:
 
 def _result_lines(summary: dict[str, Any]) -> list[str]:
     """One line per check that ran besides the probes: gold, labels, the second reward, signal, cost."""
-    lines = []
-    gold = summary.get("gold", {})
-    if gold.get("rows") and gold.get("same_score") is not None:
-        lines.append(f"gold: every score was {_num(gold['same_score'])}, the {gold['rows']:,} reference solutions' "
-                     "too: the references scored the lowest value seen")  # fmt: skip
-    elif gold.get("rows"):
-        lines.append(f"gold: {_pct(gold['share_at_maximum'])} of {gold['rows']:,} reference solutions score the "
-                     f"maximum ({len(gold['misses'])} misses)")  # fmt: skip
-    labels = summary.get("labels", {})
-    if labels.get("samples"):
-        lines.append(f"labels: accuracy {_pct(labels['accuracy'])}, {labels['false_positives']} false positives, "
-                     f"{labels['false_negatives']} false negatives of {labels['samples']:,}")  # fmt: skip
-    other = summary.get("against", {})
-    if other.get("other"):
-        lines.append(f"against {other['other']}: {other['disagreements']:,} disagreements of {other['compared']:,} "
-                     f"({_pct(other['rate'])})")  # fmt: skip
-    signal = summary.get("signal", {})
-    if signal.get("groups"):
-        lines.append(f"signal: {_pct(signal['tied_share'])} of {signal['groups']:,} prompts tie, mean spread "
-                     f"{_num(signal['mean_spread'])}")  # fmt: skip
-    cost = summary.get("cost", {})
-    if cost.get("samples"):
-        lines.append(f"cost: {cost['samples']:,} samples, p50 {_num(cost['p50_s'])} s, p95 {_num(cost['p95_s'])} s, "
-                     f"max {_num(cost['max_s'])} s, {cost['timeouts']} timeouts, {cost['errors']} errors, None rate "
-                     f"{_pct(cost['none_rate'])}")  # fmt: skip
-    return lines
+    return [_LINES[name](section) for name, section in checks_that_ran(summary, _LINES)]
+
+
+def _gold_line(gold: dict[str, Any]) -> str:
+    if gold.get("same_score") is not None:
+        return (f"gold: every score was {_num(gold['same_score'])}, the {gold['rows']:,} reference solutions' too: "
+                "the references scored the lowest value seen")  # fmt: skip
+    return (f"gold: {_pct(gold['share_at_maximum'])} of {gold['rows']:,} reference solutions score the maximum "
+            f"({len(gold['misses'])} misses)")  # fmt: skip
+
+
+def _labels_line(labels: dict[str, Any]) -> str:
+    return (f"labels: accuracy {_pct(labels['accuracy'])}, {labels['false_positives']} false positives, "
+            f"{labels['false_negatives']} false negatives of {labels['samples']:,}")  # fmt: skip
+
+
+def _against_line(other: dict[str, Any]) -> str:
+    return (f"against {other['other']}: {other['disagreements']:,} disagreements of {other['compared']:,} "
+            f"({_pct(other['rate'])})")  # fmt: skip
+
+
+def _signal_line(signal: dict[str, Any]) -> str:
+    return (f"signal: {_pct(signal['tied_share'])} of {signal['groups']:,} prompts tie, mean spread "
+            f"{_num(signal['mean_spread'])}")  # fmt: skip
+
+
+def _cost_line(cost: dict[str, Any]) -> str:
+    return (f"cost: {cost['samples']:,} samples, p50 {_num(cost['p50_s'])} s, p95 {_num(cost['p95_s'])} s, "
+            f"max {_num(cost['max_s'])} s, {cost['timeouts']} timeouts, {cost['errors']} errors, None rate "
+            f"{_pct(cost['none_rate'])}")  # fmt: skip
+
+
+#: The line of each check besides the probes, in the order they are printed.
+_LINES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "gold": _gold_line,
+    "labels": _labels_line,
+    "against": _against_line,
+    "signal": _signal_line,
+    "cost": _cost_line,
+}
 
 
 def _reference(setup: dict[str, Any]) -> str:

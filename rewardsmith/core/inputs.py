@@ -115,17 +115,13 @@ def prompt_text(prompt: Any) -> str:
     >>> prompt_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}])
     '2+2?'
     """
-    if isinstance(prompt, str):
-        return prompt
-    if prompt is None:
-        return ""
-    if isinstance(prompt, (list, tuple)):
-        messages = [m for m in prompt if _is_message(m)]
-        for message in reversed(messages):
-            if message.get("role") == "user":
-                return content_text(message.get("content"))
-        return content_text(messages[-1].get("content")) if messages else ""
-    return str(prompt)
+    if not isinstance(prompt, (list, tuple)):
+        return message_text(prompt)  # a string, None or anything else reads as a message's content does
+    messages = [m for m in prompt if _is_message(m)]
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return content_text(message.get("content"))
+    return content_text(messages[-1].get("content")) if messages else ""
 
 
 def as_messages(value: Any, role: str) -> list[dict[str, Any]]:

@@ -47,6 +47,7 @@ import time
 import uuid
 import weakref
 from collections import deque
+from collections.abc import Callable
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
@@ -57,16 +58,49 @@ from rewardsmith.core.pool_batches import BatchSizes, Task, report_every
 from rewardsmith.core.processes import TAG_VARIABLE, descendants, kill_tree, usable_cpus
 from rewardsmith.core.result import Failure
 
-__all__ = ["WORKERS_VARIABLE", "WorkerPool", "close_all_pools", "engine_workers"]
+__all__ = ["STARTUP_TIMEOUT", "WORKERS_VARIABLE", "StartupDeaths", "WorkerPool", "close_all_pools", "engine_workers"]
 
 logger = logging.getLogger("rewardsmith")
 
-_STARTUP_TIMEOUT = float(os.environ.get("REWARDSMITH_WORKER_STARTUP_TIMEOUT", "300"))
-_MAX_STARTUP_DEATHS = 3
+#: Seconds a worker (a process here, a Ray actor in :mod:`rewardsmith.integrations.rayengine`) may take to start.
+STARTUP_TIMEOUT = float(os.environ.get("REWARDSMITH_WORKER_STARTUP_TIMEOUT", "300"))
 _POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 #: Set in every worker to the number of workers its pool runs (what :func:`engine_workers` reads).
 WORKERS_VARIABLE = "REWARDSMITH_ENGINE_WORKERS"
+
+
+class StartupDeaths:
+    """Workers that died before they were ready, in a row: the third means the reward cannot load there.
+
+    >>> deaths, closed = StartupDeaths(), []
+    >>> deaths.died(lambda: closed.append(True), "the reward could not load")
+    >>> deaths.ready()  # a worker started: the count starts again
+    >>> deaths.died(lambda: closed.append(True), "the reward could not load")
+    >>> deaths.died(lambda: closed.append(True), "the reward could not load")
+    >>> deaths.died(lambda: closed.append(True), "the reward could not load")
+    Traceback (most recent call last):
+    ...
+    rewardsmith.core.errors.RewardExecutionError: the reward could not load
+    >>> closed
+    [True]
+    """
+
+    limit = 3
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def ready(self) -> None:
+        """A worker started: the deaths before it no longer count."""
+        self.count = 0
+
+    def died(self, close: Callable[[], None], why: str) -> None:
+        """Count one; at the limit, ``close()`` the pool and raise :class:`RewardExecutionError` saying ``why``."""
+        self.count += 1
+        if self.count >= self.limit:
+            close()
+            raise RewardExecutionError(why) from None
 
 
 def engine_workers() -> int:
@@ -238,7 +272,7 @@ class WorkerPool:
         self._workers: list[_Worker] = []
         self._task_ids = itertools.count()
         self._lock = threading.Lock()
-        self._startup_deaths = 0
+        self._startup_deaths = StartupDeaths()
         self.sizes = BatchSizes(self.size)
         self.batches_sent = 0
         self.closed = False
@@ -326,7 +360,7 @@ class WorkerPool:
     def _collect(self, busy, careful, results, timeout) -> None:
         now = time.monotonic()
         deadlines = [d for d in (t.deadline(timeout) for t in busy.values()) if d is not None]
-        deadlines += [w.started + _STARTUP_TIMEOUT for w in self._workers if not w.ready]
+        deadlines += [w.started + STARTUP_TIMEOUT for w in self._workers if not w.ready]
         wait_for = max(0.0, min(deadlines) - now) if deadlines else None
         by_conn = {w.inbox: w for w in self._workers if w in busy or not w.ready}
         for conn in wait(list(by_conn), timeout=wait_for):
@@ -338,7 +372,7 @@ class WorkerPool:
                 continue
             if message[0] == "ready":
                 worker.ready = True
-                self._startup_deaths = 0
+                self._startup_deaths.ready()
             elif message[0] == "init_error":
                 self.close()
                 raise RewardExecutionError(
@@ -385,13 +419,8 @@ class WorkerPool:
             )
             self._settle(task, failure, careful, results)
         elif not worker.ready:
-            self._startup_deaths += 1
-            if self._startup_deaths >= _MAX_STARTUP_DEATHS:
-                self.close()
-                raise RewardExecutionError(
-                    f"the worker processes of reward {self.reward_name!r} keep dying while starting "
-                    f"({_signal_name(code)}); see the output above for the cause"
-                )
+            why = f"keep dying while starting ({_signal_name(code)}); see the output above for the cause"
+            self._startup_deaths.died(self.close, f"the worker processes of reward {self.reward_name!r} {why}")
         logger.debug("reward %r: worker %s died (%s); starting another", self.reward_name, worker.proc.pid, code)
         self._replace(worker)
 
@@ -404,11 +433,11 @@ class WorkerPool:
                 self._settle(task, Failure("timeout", f"timed out after {timeout:g}s", "Timeout"), careful, results)
                 self._replace(worker)
         for worker in list(self._workers):
-            if not worker.ready and now - worker.started > _STARTUP_TIMEOUT:
+            if not worker.ready and now - worker.started > STARTUP_TIMEOUT:
                 self.close()
                 raise RewardExecutionError(
                     f"the worker processes of reward {self.reward_name!r} did not start within "
-                    f"{_STARTUP_TIMEOUT:g}s (set REWARDSMITH_WORKER_STARTUP_TIMEOUT to wait longer)"
+                    f"{STARTUP_TIMEOUT:g}s (set REWARDSMITH_WORKER_STARTUP_TIMEOUT to wait longer)"
                 )
 
     def close(self) -> None:

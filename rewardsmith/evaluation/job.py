@@ -171,17 +171,9 @@ def evaluate(
             prompts = _count_prompts(dataset, dataset_options)
             bar = Progress(None if prompts is None else prompts * n, done, enabled=progress)
             try:
-                for out in _scored_rows(scoring, checked, runner, _shards(checked, runner, done, batch_size)):
-                    with _sigint_deferred():  # the file and the statistics move together
-                        folder.append(out)
-                        for row in out:
-                            builder.add(row)
-                            tracker.add(row)
-                    bar.advance(len(out))
+                scored = _scored_rows(scoring, checked, runner, _shards(checked, runner, done, batch_size))
+                _append_all(scored, folder, builder, tracker, bar)
                 complete = True
-            except KeyboardInterrupt:
-                logger.warning(_STOPPED, builder.rows, folder.results_path)
-                raise
             finally:
                 bar.finish(complete)
                 summary = _write_summary(folder, builder, tracker, checked, complete, max_error_rate)
@@ -191,6 +183,27 @@ def evaluate(
 
 
 _STOPPED = "evaluation stopped: %d rows are kept in %s; run the same job again to continue"
+
+
+def _append_all(
+    scored: Iterator[list[dict[str, Any]]],
+    folder: JobFolder,
+    builder: SummaryBuilder,
+    tracker: FailureTracker,
+    bar: Progress,
+) -> None:
+    """Append each scored batch to ``results.jsonl`` and to the statistics; on Ctrl-C, say what is kept."""
+    try:
+        for out in scored:
+            with _sigint_deferred():  # the file and the statistics move together
+                folder.append(out)
+                for row in out:
+                    builder.add(row)
+                    tracker.add(row)
+            bar.advance(len(out))
+    except KeyboardInterrupt:
+        logger.warning(_STOPPED, builder.rows, folder.results_path)
+        raise
 
 
 def _recovered(

@@ -260,23 +260,27 @@ async def send_with_retries(
     ...     asyncio.run(ask(server.base_url + "/chat/completions"))
     ('hello', 2)
     """
-    rules = _Rules(endpoint, error, retryable or _retryable, advice or _advice, secret)
+    call = _Call(acquire, send, read, timeout, endpoint, error, retryable or _retryable, advice or _advice, secret)
     attempts = 0
     while True:
         attempts += 1
-        outcome = await _attempt(acquire, send, read, attempts, timeout, rules)
+        outcome = await _attempt(call, attempts)
         if not isinstance(outcome, _Failure):
             return outcome.value
-        _give_up_if_final(outcome, attempts, policy, rules)
+        _give_up_if_final(outcome, attempts, policy, call)
         if on_retry is not None:
             on_retry(outcome.problem)
         await asyncio.sleep(policy.wait(attempts, outcome.retry_after))
 
 
 @dataclass(frozen=True)
-class _Rules:
-    """What one call of :func:`send_with_retries` was told: who it talks to and how it judges failures."""
+class _Call:
+    """What one call of :func:`send_with_retries` was told: what it sends, who it talks to, how it judges failures."""
 
+    acquire: Callable[[], AbstractAsyncContextManager[Any]]
+    send: Callable[[Any], Awaitable[Any]]
+    read: Callable[[Any, int], Any]
+    timeout: float
     endpoint: str
     error: type[EndpointRequestError]
     retryable: Callable[[int, str], bool]
@@ -300,37 +304,30 @@ class _Failure:
     retry_after: float | None = None
 
 
-async def _attempt(
-    acquire: Callable[[], AbstractAsyncContextManager[Any]],
-    send: Callable[[Any], Awaitable[Any]],
-    read: Callable[[Any, int], Any],
-    attempts: int,
-    timeout: float,
-    rules: _Rules,
-) -> _Success | _Failure:
+async def _attempt(call: _Call, attempts: int) -> _Success | _Failure:
     """Send the request once: the result, or what went wrong (raising at once for a failure retries cannot fix)."""
     import httpx
 
     try:
-        async with _entered(acquire()) as sender:
-            response = await send(sender)
+        async with _entered(call.acquire()) as sender:
+            response = await call.send(sender)
     except httpx.TimeoutException:
-        return _Failure(f"no answer within request_timeout={timeout:g}s")
+        return _Failure(f"no answer within request_timeout={call.timeout:g}s")
     except httpx.TransportError as exc:
-        problem = redact(f"connection failed ({type(exc).__name__}: {exc})", rules.secret)
+        problem = redact(f"connection failed ({type(exc).__name__}: {exc})", call.secret)
         return _Failure(problem, connection=isinstance(exc, httpx.ConnectError))
     status = response.status_code
-    response = redact_response(response, rules.secret)
+    response = redact_response(response, call.secret)
     if 200 <= status < 300:
         try:
-            return _Success(read(response, attempts))
+            return _Success(call.read(response, attempts))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             return _Failure(f"malformed answer: {exc}", status=status)
-    message = redact(_server_message(response), rules.secret)
+    message = redact(_server_message(response), call.secret)
     problem = f"HTTP {status}" + (f": {message}" if message else "")
-    if not rules.retryable(status, message):
-        raise rules.error(
-            f"{rules.endpoint} refused the request ({problem}); {rules.advice(status)}",
+    if not call.retryable(status, message):
+        raise call.error(
+            f"{call.endpoint} refused the request ({problem}); {call.advice(status)}",
             attempts=attempts,
             status=status,
             server_message=message,
@@ -338,19 +335,19 @@ async def _attempt(
     return _Failure(problem, status=status, message=message, retry_after=parse_retry_after(response.headers))
 
 
-def _give_up_if_final(failure: _Failure, attempts: int, policy: RetryPolicy, rules: _Rules) -> None:
+def _give_up_if_final(failure: _Failure, attempts: int, policy: RetryPolicy, call: _Call) -> None:
     """Raise when the retries are spent, or when the server asks for a longer wait than the policy allows."""
     if attempts > policy.max_retries:
-        raise rules.error(
-            f"the request to {rules.endpoint} failed after {attempts} attempts; last: {failure.problem}",
+        raise call.error(
+            f"the request to {call.endpoint} failed after {attempts} attempts; last: {failure.problem}",
             attempts=attempts,
             status=failure.status,
             connection=failure.connection,
             server_message=failure.message,
         )
     if failure.retry_after is not None and failure.retry_after > policy.max_wait:
-        raise rules.error(
-            f"{rules.endpoint} asked to retry after {failure.retry_after:g}s, more than "
+        raise call.error(
+            f"{call.endpoint} asked to retry after {failure.retry_after:g}s, more than "
             f"max_wait={policy.max_wait:g}s ({failure.problem}); raise max_wait or lower requests_per_minute / "
             "max_concurrency",
             attempts=attempts,

@@ -39,7 +39,7 @@ from collections import deque
 from typing import Any
 
 from rewardsmith.core.errors import RewardExecutionError, RewardReturnError
-from rewardsmith.core.pool import WORKERS_VARIABLE
+from rewardsmith.core.pool import STARTUP_TIMEOUT, WORKERS_VARIABLE, StartupDeaths
 from rewardsmith.core.result import Failure
 from rewardsmith.core.sample import score_sample
 from rewardsmith.integrations.rayengine.batching import Batch, ray_batch_sizes, report_every
@@ -49,8 +49,6 @@ __all__ = ["RayPool", "RewardActor"]
 
 logger = logging.getLogger("rewardsmith")
 
-_STARTUP_TIMEOUT = float(os.environ.get("REWARDSMITH_WORKER_STARTUP_TIMEOUT", "300"))
-_MAX_STARTUP_DEATHS = 3
 _ACTOR_CPUS = float(os.environ.get("REWARDSMITH_RAY_ACTOR_CPUS", "1"))
 
 
@@ -130,7 +128,7 @@ class RayPool:
         )
         self._slots: list[_Slot] = []
         self._lock = threading.Lock()
-        self._startup_deaths = 0
+        self._startup_deaths = StartupDeaths()
         self.sizes = ray_batch_sizes(self.size)
         self.batches_sent = 0
         weakref.finalize(self, _kill_all, self.ray, self._slots)
@@ -201,7 +199,7 @@ class RayPool:
                     deadlines.append(deadline)
             elif not slot.ready:
                 watched.append((slot.ready_ref, slot))
-                deadlines.append(slot.started + _STARTUP_TIMEOUT)
+                deadlines.append(slot.started + STARTUP_TIMEOUT)
         wait_for = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
         refs = [ref for ref, _ in watched]
         done, rest = self.ray.wait(refs, num_returns=1, timeout=wait_for)
@@ -222,18 +220,14 @@ class RayPool:
         try:
             slot.pid = self.ray.get(ref)
         except self.ray.exceptions.RayActorError as exc:
-            self._startup_deaths += 1
-            if self._startup_deaths >= _MAX_STARTUP_DEATHS:
-                self.close()
-                raise RewardExecutionError(
-                    f"the Ray actors of reward {self.reward_name!r} could not load it (the reward must be "
-                    f"importable or picklable where Ray runs it):\n{_cause(exc)}"
-                ) from None
+            why = (f"the Ray actors of reward {self.reward_name!r} could not load it (the reward must be importable "
+                   f"or picklable where Ray runs it):\n{_cause(exc)}")  # fmt: skip
+            self._startup_deaths.died(self.close, why)
             logger.debug("reward %r: a Ray actor died while starting; starting another", self.reward_name)
             self._restart_actor(slot)
             return
         slot.ready = True
-        self._startup_deaths = 0
+        self._startup_deaths.ready()
 
     def _take_report(self, slot: _Slot, call: _Call) -> None:
         batch = slot.batch
@@ -287,11 +281,11 @@ class RayPool:
             deadline = slot.batch.deadline(call.timeout) if slot.batch is not None else None
             if deadline is not None and now >= deadline:
                 self._lost(slot, call, Failure("timeout", f"timed out after {call.timeout:g}s", "Timeout"))
-            elif not slot.ready and now - slot.started > _STARTUP_TIMEOUT:
+            elif not slot.ready and now - slot.started > STARTUP_TIMEOUT:
                 cpus = self.ray.cluster_resources().get("CPU", 0)
                 self.close()
                 raise RewardExecutionError(
-                    f"the Ray actors of reward {self.reward_name!r} did not start within {_STARTUP_TIMEOUT:g}s; "
+                    f"the Ray actors of reward {self.reward_name!r} did not start within {STARTUP_TIMEOUT:g}s; "
                     f"{self.size} actors of {_ACTOR_CPUS:g} CPU each were asked for and the cluster has {cpus:g} "
                     "CPUs (lower workers, set REWARDSMITH_RAY_ACTOR_CPUS, or set REWARDSMITH_WORKER_STARTUP_TIMEOUT "
                     "to wait longer)"
