@@ -16,7 +16,8 @@
   ``rewardsmith/configs/real_cpu.yaml``): a real pretrained chat model,
   SmolLM2-135M-Instruct (``builtin:smollm2-135m-instruct``, converted once
   from the GGUF file ``make install`` installs), learns with LoRA to answer
-  sums with just the number, on one CPU thread; the same summary.
+  one-digit sums briefly and right instead of chatting (a correctness reward
+  and a format reward gated on it), on one CPU thread; the same summary.
 """
 
 from __future__ import annotations
