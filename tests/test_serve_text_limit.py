@@ -105,3 +105,16 @@ def test_verify_bounds_each_text_and_a_messages_parts_joined(small_limit):
     joined = _refused(_post(small_limit, "/verify", _verify(["a" * (limit // 2), "b" * (limit // 2 + 1)])), "0.25")
     assert "its parts joined" in joined and "'response.output[]'" in joined
     assert httpx.get(small_limit + "/health", timeout=30).status_code == 200
+
+
+def test_score_bounds_a_chat_messages_parts_joined(small_limit):
+    limit = MIB // 4
+
+    def body(*parts: str) -> dict:
+        content = [{"type": "text", "text": text} for text in parts]
+        return {"completions": [[{"role": "assistant", "content": content}]]}
+
+    admitted = _post(small_limit, "/score", body("a" * (limit // 2), "b" * (limit // 2)))
+    assert admitted.status_code == 200 and admitted.json()["scores"] == [float(limit)], admitted.text
+    joined = _refused(_post(small_limit, "/score", body("a" * (limit // 2), "b" * (limit // 2 + 1))), "0.25 MiB")
+    assert "its parts joined" in joined and "'completions[][]'" in joined

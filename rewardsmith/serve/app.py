@@ -62,9 +62,10 @@ from rewardsmith.serve.body import (
     TooManyValues,
     depth_over,
     read_document,
+    texts_over,
 )
 from rewardsmith.serve.metrics import ServerMetrics
-from rewardsmith.serve.nemo_gym import VERIFY_SINKS, verify_fields, verify_request
+from rewardsmith.serve.nemo_gym import VERIFY_SINKS, part_texts, verify_fields, verify_request
 from rewardsmith.serve.service import RewardService
 
 __all__ = ["ServerSettings", "create_app"]
@@ -183,6 +184,8 @@ def _parse_json(held: list[bytearray], settings: ServerSettings, endpoint: str) 
         sinks = {path: partial(sink, max_text=max_text, path=path) for path, sink in VERIFY_SINKS.items()}
     try:
         document = read_document(held.pop(), limit_for, max_depth, sinks, max_text)
+        if endpoint == "/score":
+            _check_messages(document.value, max_text)
     except RecursionError:
         raise _HTTPError(400, f"the body's JSON is nested too deeply (at most {max_depth} levels)") from None
     except TooManyEntries as exc:
@@ -203,6 +206,21 @@ def _parse_json(held: list[bytearray], settings: ServerSettings, endpoint: str) 
     if endpoint != "/verify":
         document.raw = b""
     return document
+
+
+def _check_messages(body: Any, limit: int) -> None:
+    """Refuse a chat message of ``/score``'s completions or prompts whose text parts, joined (as a reward reads
+    them), take more than ``limit`` bytes of UTF-8 (:class:`TooLongText`): each part is bounded as it is read.
+    """
+    if not isinstance(body, dict):
+        return
+    for key in ("completions", "prompts"):
+        samples = body.get(key)
+        for sample in samples if isinstance(samples, list) else ():
+            for message in sample if isinstance(sample, list) else ():
+                content = message.get("content") if isinstance(message, dict) else None
+                if isinstance(content, list) and texts_over(part_texts(content), limit):
+                    raise TooLongText((key, "[]", "[]"), limit, joined=True)
 
 
 class _Chunked:

@@ -57,6 +57,7 @@ __all__ = [
     "depth_over",
     "parse_body",
     "read_document",
+    "texts_over",
     "utf8_size",
 ]
 
@@ -126,6 +127,15 @@ def utf8_size(text: str) -> int:
     (2, 9, 3)
     """
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def texts_over(texts: list[str], limit: int) -> bool:
+    """Whether ``texts``, joined, would take more than ``limit`` bytes of UTF-8 (told before they are joined).
+
+    >>> texts_over(["ab", "é"], 4), texts_over(["ab", "é"], 3)
+    (False, True)
+    """
+    return sum(map(len, texts)) > limit // 4 and sum(map(utf8_size, texts)) > limit
 
 
 def _longest_over(value: Any, limit: int) -> bool:

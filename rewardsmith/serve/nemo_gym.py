@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from rewardsmith.core.tool_calls import message_text
-from rewardsmith.serve.body import TooLongText, utf8_size
+from rewardsmith.serve.body import TooLongText, texts_over
 
 __all__ = [
     "VERIFY_SINKS",
@@ -95,11 +95,18 @@ class ResponseMessages:
         ...
         rewardsmith.serve.body.TooLongText: the text of a message at 'response.output[]' (its parts joined) ...
         """
-        limit = self.max_text or 0
-        texts = [p if isinstance(p, str) else p.get("text") for p in parts if isinstance(p, (str, dict))]
-        texts = [text for text in texts if isinstance(text, str)]
-        if sum(map(len, texts)) * 4 > limit and sum(map(utf8_size, texts)) > limit:
-            raise TooLongText((*self.path, "[]"), limit, joined=True)
+        if texts_over(part_texts(parts), self.max_text or 0):
+            raise TooLongText((*self.path, "[]"), self.max_text or 0, joined=True)
+
+
+def part_texts(parts: list[Any]) -> list[str]:
+    """The texts of a message's content parts (strings, or objects with a ``text``), as a reward joins them.
+
+    >>> part_texts(["a", {"type": "output_text", "text": "b"}, {"type": "image"}, 7])
+    ['a', 'b']
+    """
+    texts = [part if isinstance(part, str) else part.get("text") for part in parts if isinstance(part, (str, dict))]
+    return [text for text in texts if isinstance(text, str)]
 
 
 def responses_to_messages(items: Any) -> list[dict[str, Any]]:
