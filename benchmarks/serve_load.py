@@ -48,6 +48,7 @@ from serve_helpers import running_server, write_config  # noqa: E402
 from rewardsmith import get_reward  # noqa: E402
 from rewardsmith.compose.spec import weighted_sum  # noqa: E402
 from rewardsmith.integrations.remote import remote  # noqa: E402
+from rewardsmith.serve import ServerSettings  # noqa: E402
 
 BATCH = 64
 BATCHES = 96
@@ -164,9 +165,15 @@ def _one_big_request(path: str, body: bytes, reward: str = "think_format", *flag
             return _peak_rss(proc.pid) - before, status, latencies
 
 
-def _long_completion(size: int) -> bytes:
-    """A /score body of one think_format completion whose text takes ``size`` bytes."""
-    return json.dumps({"completions": ["<think>" + "z" * (size - 33) + "</think><answer>1</answer>"]}).encode()
+def _long_completion(size: int, lines: bool = False) -> bytes:
+    """A /score body of one think_format completion whose text takes ``size`` bytes: one letter repeated, or
+    ``lines`` of text with quotes (escaped in the body; its new lines make think_format's ``visible_text`` run
+    a regular expression over all of it, one step of about 30 ns a character on a busy core)."""
+    if lines:
+        filler = "".join(f'line {i}: a "quoted" word\n' for i in range(size // 20 + 1))[: size - 33]
+    else:
+        filler = "z" * (size - 33)
+    return json.dumps({"completions": ["<think>" + filler + "</think><answer>1</answer>"]}).encode()
 
 
 def _print_cases(cases: list) -> None:
@@ -182,11 +189,13 @@ def _print_cases(cases: list) -> None:
 
 
 def text_sizes() -> None:
-    """/health while one completion of 1 to 16 MiB is scored by think_format (the limit raised to admit them)."""
+    """/health while one completion of 0.5 to 8 MiB is scored by think_format (the limit raised to admit them)."""
     cases = []
-    for mib in (1, 2, 4, 8, 16):
-        label = f"/score, one completion of {mib} MiB, think_format"
-        cases.append((label, "/score", _long_completion(mib << 20), "think_format", "--max-text-mb", "64"))
+    for lines in (False, True):
+        for mib in (1, 2, 3, 4, 8):
+            label = f"/score, one completion of {mib:g} MiB{' of quoting lines' if lines else ''}, think_format"
+            body = _long_completion(int(mib * (1 << 20)), lines)
+            cases.append((label, "/score", body, "think_format", "--max-text-mb", "64"))
     _print_cases(cases)
 
 
@@ -200,17 +209,16 @@ def memory_and_health() -> None:
     cases.append(
         ("/score, 8,192 completions of 6.8 KB", "/score", json.dumps({"completions": [completion] * 8192}).encode())
     )
-    # One long string at the server's limit on one text (4 MiB), scored by think_format (its regular expression
-    # scans the whole text, holding the GIL), and one over it, refused before its pieces are joined.
-    limit = 4 << 20
-    cases.append(("/score, one completion of 4 MiB (the --max-text-mb limit)", "/score", _long_completion(limit)))
-    lines = "".join(f'line {i}: a "quoted" word\n' for i in range(200_000))[: limit - 40]
-    quoting = json.dumps({"completions": ["<think>" + lines + "</think><answer>1</answer>"]}).encode()
-    cases.append(("/score, one completion of 4 MiB of quoting lines", "/score", quoting))
+    # One long string at the server's limit on one text (--max-text-mb), scored by think_format (its regular
+    # expressions scan the whole text, holding the GIL), and one over it, refused before its pieces are joined.
+    limit = ServerSettings().max_text_bytes
+    at = f"{limit / (1 << 20):g} MiB"
+    cases.append((f"/score, one completion of {at} (the --max-text-mb limit)", "/score", _long_completion(limit)))
+    cases.append((f"/score, one completion of {at} of quoting lines", "/score", _long_completion(limit, True)))
     message = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x" * limit}]}
     verify = {"responses_create_params": {"input": "2 + 2?"}, "response": {"output": [message]}, "answer": "4"}
-    cases.append(("/verify, one output text of 4 MiB", "/verify", json.dumps(verify).encode()))
-    cases.append(("/score, one completion of 4 MiB + 1 byte (413)", "/score", _long_completion(limit + 1)))
+    cases.append((f"/verify, one output text of {at}", "/verify", json.dumps(verify).encode()))
+    cases.append((f"/score, one completion of {at} + 1 byte (413)", "/score", _long_completion(limit + 1)))
     cases.append(("/score, one completion of 50 MB (413)", "/score", _long_completion(50_000_000)))
     cases.append(("/score, 699,029 empty completions (413)", "/score",
                   json.dumps({"completions": [""] * 699_029}).encode()))  # fmt: skip
