@@ -556,7 +556,7 @@ def serve(
     max_connections: Annotated[int, typer.Option(help="Open connections at most (503 above).")] = 256,
     max_text_mb: Annotated[
         float, typer.Option(help="Longest string in a request (a completion, a message's text), in MiB (413 above).")
-    ] = 2.0,
+    ] = 1.0,
 ) -> None:
     """Serve rewards over HTTP: a batch API (/score), /health, and OpenRLHF's remote reward protocol (/get_reward)."""
     import os

@@ -1,4 +1,4 @@
-"""One string of a request is bounded (``--max-text-mb``, 2 MiB by default): a real server on 127.0.0.1.
+"""One string of a request is bounded (``--max-text-mb``, 1 MiB by default): a real server on 127.0.0.1.
 
 A string at the limit is read whole and scored; one byte over it, on ``/score``, ``/get_reward`` or
 ``/verify``, as a value, a key or a message's text parts joined, is refused with 413 and a message naming the
@@ -44,16 +44,16 @@ def _think(size: int) -> str:
 def test_the_default_limit_admits_a_completion_at_it_and_refuses_one_byte_more(tmp_path):
     config = tmp_path / "serve.yaml"
     config.write_text("rewards: [think_format]\n")
-    at, over = _think(2 * MIB), _think(2 * MIB + 1)
-    assert len(at.encode()) == 2 * MIB == ServerSettings().max_text_bytes
+    at, over = _think(MIB), _think(MIB + 1)
+    assert len(at.encode()) == MIB == ServerSettings().max_text_bytes
     with running_server(config) as (url, _):
         admitted = _post(url, "/score", {"completions": [at]})
         refused = _post(url, "/score", {"completions": ["<think>a</think><answer>1</answer>", over]})
         assert httpx.get(url + "/health", timeout=30).status_code == 200
     assert admitted.status_code == 200, admitted.text
     assert admitted.json()["scores"] == get_reward("think_format").scores(completions=[at]) == [1.0]
-    message = _refused(refused, "2 MiB")
-    assert "'completions[]'" in message and f"{2 * MIB:,} bytes" in message
+    message = _refused(refused, "1 MiB")
+    assert "'completions[]'" in message and f"{MIB:,} bytes" in message
 
 
 @pytest.fixture(scope="module")

@@ -83,7 +83,7 @@ class ServerSettings:
     ``Retry-After`` above). One string of a body (a completion, a message's text, a key) takes at most
     ``max_text_bytes`` bytes of UTF-8 (413 above, refused before the string is built): joining a string of
     tens of MB, and a reward's regular expression over it, each hold the GIL, and ``/health`` would wait
-    (2 MiB is far above any completion: 128k tokens are about 0.5 MB). A body must arrive within
+    (1 MiB is twice a completion of 128k tokens, about 0.5 MB). A body must arrive within
     ``body_timeout`` seconds (408), request headers within
     ``header_timeout`` and at most ``max_connections`` connections are open (:mod:`rewardsmith.serve.guard`);
     JSON nested deeper than ``max_depth`` is refused (400).
@@ -101,7 +101,7 @@ class ServerSettings:
     header_timeout: float = 10.0
     max_connections: int = 256
     max_depth: int = 64
-    max_text_bytes: int = 2 * 1024 * 1024
+    max_text_bytes: int = 1024 * 1024
 
 
 class _HTTPError(RewardsmithError):
