@@ -23,9 +23,10 @@ completions, refused; one completion at the server's limit on one text,
 as a multiple of the body, and ``/health`` latency (p50, p95, max) while the
 request is in flight, the request sent from a process of its own.
 
-``--memory --text-sizes``: ``/health`` while one completion of 1 to 16 MiB is
-scored by ``think_format`` (the limit raised to admit them): what the default
-limit is chosen from.
+``--memory --text``: only the long-text cases. ``--memory --text-sizes``:
+``/health`` while one completion of 1 to 8 MiB (one letter repeated, or lines
+of text with quotes) is scored by ``think_format``, the limit raised to admit
+them: what the default limit is chosen from.
 """
 
 from __future__ import annotations
@@ -189,7 +190,7 @@ def _print_cases(cases: list) -> None:
 
 
 def text_sizes() -> None:
-    """/health while one completion of 0.5 to 8 MiB is scored by think_format (the limit raised to admit them)."""
+    """/health while one completion of 1 to 8 MiB is scored by think_format (the limit raised to admit them)."""
     cases = []
     for lines in (False, True):
         for mib in (1, 2, 3, 4, 8):
