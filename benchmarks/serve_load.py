@@ -18,9 +18,15 @@ the server's 4 concurrent batches are what the throughput ratios show.
 ``--memory``: one big request per fresh server (``/verify`` with 10,000 to
 600,000 output items, up to 56 MB, once with one character outside the BMP; a
 56 MB ``/score`` of 8,192 completions; a 2 MB ``/score`` body of 699,029 empty
-completions, refused): the server's peak memory growth, as a multiple of the
-body, and ``/health`` latency (p50, p95, max) while the request is in flight,
-the request sent from a process of its own.
+completions, refused; one completion at the server's limit on one text,
+``--max-text-mb``, and one over it, refused): the server's peak memory growth,
+as a multiple of the body, and ``/health`` latency (p50, p95, max) while the
+request is in flight, the request sent from a process of its own.
+
+``--memory --text``: only the long-text cases. ``--memory --text-sizes``:
+``/health`` while one completion of 1 to 8 MiB (one letter repeated, or lines
+of text with quotes) is scored by ``think_format``, the limit raised to admit
+them: what the default limit is chosen from.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from serve_helpers import running_server, write_config  # noqa: E402
 from rewardsmith import get_reward  # noqa: E402
 from rewardsmith.compose.spec import weighted_sum  # noqa: E402
 from rewardsmith.integrations.remote import remote  # noqa: E402
+from rewardsmith.serve import ServerSettings  # noqa: E402
 
 BATCH = 64
 BATCHES = 96
@@ -136,7 +143,7 @@ print(response.status_code, len(response.content))
 _NO_OP = "def no_op(completions, **kwargs):\n    return [0.0] * len(completions)\n"
 
 
-def _one_big_request(path: str, body: bytes, reward: str = "think_format") -> tuple[int, int, list[float]]:
+def _one_big_request(path: str, body: bytes, reward: str = "think_format", *flags: str) -> tuple[int, int, list[float]]:
     """A fresh server's peak memory growth for one request, its status, and /health latencies meanwhile."""
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "no_op.py").write_text(_NO_OP)
@@ -144,7 +151,7 @@ def _one_big_request(path: str, body: bytes, reward: str = "think_format") -> tu
         config.write_text(f"rewards: [{reward.replace('no_op.py', str(Path(folder) / 'no_op.py'))}]\n")
         sent = Path(folder) / "body.json"
         sent.write_bytes(body)
-        with running_server(config) as (url, proc):
+        with running_server(config, *flags) as (url, proc):
             httpx.post(url + "/score", json={"completions": ["<think>a</think><answer>1</answer>"]}, timeout=60)
             before = _peak_rss(proc.pid)
             sender = subprocess.Popen([sys.executable, "-c", _SENDER, url + path, str(sent)], stdout=subprocess.PIPE)
@@ -159,11 +166,42 @@ def _one_big_request(path: str, body: bytes, reward: str = "think_format") -> tu
             return _peak_rss(proc.pid) - before, status, latencies
 
 
+def _long_completion(size: int, lines: bool = False) -> bytes:
+    """A /score body of one think_format completion whose text takes ``size`` bytes: one letter repeated, or
+    ``lines`` of text with quotes (escaped in the body; its new lines make think_format's ``visible_text`` run
+    a regular expression over all of it, one step of about 30 ns a character on a busy core)."""
+    if lines:
+        filler = "".join(f'line {i}: a "quoted" word\n' for i in range(size // 20 + 1))[: size - 33]
+    else:
+        filler = "z" * (size - 33)
+    return json.dumps({"completions": ["<think>" + filler + "</think><answer>1</answer>"]}).encode()
+
+
+def _print_cases(cases: list) -> None:
+    print("one request on a fresh server: peak memory growth (VmHWM) and /health while it is in flight")
+    print(f"  {'request':<60} {'body MB':>8} {'status':>6} {'peak +MB':>9} {'x body':>7} "
+          f"{'health p50 ms':>13} {'p95 ms':>7} {'max ms':>7}")  # fmt: skip
+    for label, path, body, *reward in cases:
+        grown, status, latencies = _one_big_request(path, body, *reward)
+        latencies.sort()
+        print(f"  {label:<60} {len(body) / 1e6:>8.1f} {status:>6} {grown / 1e6:>9.1f} {grown / len(body):>6.1f}x "
+              f"{statistics.median(latencies) * 1000:>13.1f} {_p95(latencies) * 1000:>7.1f} "
+              f"{latencies[-1] * 1000:>7.1f}")  # fmt: skip
+
+
+def text_sizes() -> None:
+    """/health while one completion of 1 to 8 MiB is scored by think_format (the limit raised to admit them)."""
+    cases = []
+    for lines in (False, True):
+        for mib in (1, 2, 3, 4, 8):
+            label = f"/score, one completion of {mib:g} MiB{' of quoting lines' if lines else ''}, think_format"
+            body = _long_completion(int(mib * (1 << 20)), lines)
+            cases.append((label, "/score", body, "think_format", "--max-text-mb", "64"))
+    _print_cases(cases)
+
+
 def memory_and_health() -> None:
     """Peak memory per request size, and /health latency while the request is in flight."""
-    print("one request on a fresh server: peak memory growth (VmHWM) and /health while it is in flight")
-    print(f"  {'request':<52} {'body MB':>8} {'status':>6} {'peak +MB':>9} {'x body':>7} "
-          f"{'health p50 ms':>13} {'p95 ms':>7} {'max ms':>7}")  # fmt: skip
     cases = [(f"/verify, {n:,} output items", "/verify", _verify_body(n)) for n in (10_000, 100_000, 600_000)]
     cases.append(
         ("/verify, 600,000 output items, the last one an emoji", "/verify", _verify_body(600_000, "\U0001f600"))
@@ -172,29 +210,29 @@ def memory_and_health() -> None:
     cases.append(
         ("/score, 8,192 completions of 6.8 KB", "/score", json.dumps({"completions": [completion] * 8192}).encode())
     )
-    # One long string, under think_format and under a reward that reads none of it (the reward's own pass
-    # over 50 MB, a regular expression, holds the GIL as long as it takes).
-    long_text = json.dumps({"completions": ["<think>" + "z" * 50_000_000 + "</think>"]}).encode()
-    cases.append(("/score, one completion of 50 MB", "/score", long_text))
-    cases.append(("/score, the same, a reward that reads none of it", "/score", long_text, "no_op.py:no_op"))
-    lines = json.dumps({"completions": ["".join(f'line {i}: a "quoted" word\n' for i in range(2_000_000))]})
-    cases.append(("/score, one completion of 2,000,000 quoting lines, the same", "/score", lines.encode(),
-                  "no_op.py:no_op"))  # fmt: skip
+    # One long string at the server's limit on one text (--max-text-mb), scored by think_format (its regular
+    # expressions scan the whole text, holding the GIL), and one over it, refused before its pieces are joined.
+    limit = ServerSettings().max_text_bytes
+    at = f"{limit / (1 << 20):g} MiB"
+    cases.append((f"/score, one completion of {at} (the --max-text-mb limit)", "/score", _long_completion(limit)))
+    cases.append((f"/score, one completion of {at} of quoting lines", "/score", _long_completion(limit, True)))
+    message = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "x" * limit}]}
+    verify = {"responses_create_params": {"input": "2 + 2?"}, "response": {"output": [message]}, "answer": "4"}
+    cases.append((f"/verify, one output text of {at}", "/verify", json.dumps(verify).encode()))
+    cases.append((f"/score, one completion of {at} + 1 byte (413)", "/score", _long_completion(limit + 1)))
+    cases.append(("/score, one completion of 50 MB (413)", "/score", _long_completion(50_000_000)))
     cases.append(("/score, 699,029 empty completions (413)", "/score",
                   json.dumps({"completions": [""] * 699_029}).encode()))  # fmt: skip
     cases.append(("/score, 3,000,000 `{}` in a member it does not read (413)", "/score",
                   ('{"completions": [""], "extra": [' + ",".join(["{}"] * 3_000_000) + "]}").encode()))  # fmt: skip
-    for label, path, body, *reward in cases:
-        grown, status, latencies = _one_big_request(path, body, *reward)
-        latencies.sort()
-        print(f"  {label:<52} {len(body) / 1e6:>8.1f} {status:>6} {grown / 1e6:>9.1f} {grown / len(body):>6.1f}x "
-              f"{statistics.median(latencies) * 1000:>13.1f} {_p95(latencies) * 1000:>7.1f} "
-              f"{latencies[-1] * 1000:>7.1f}")  # fmt: skip
+    if "--text" in sys.argv:  # only the long-text cases
+        cases = [case for case in cases if "MiB" in case[0] or "50 MB" in case[0]]
+    _print_cases(cases)
 
 
 def main() -> None:
     if "--memory" in sys.argv:
-        memory_and_health()
+        text_sizes() if "--text-sizes" in sys.argv else memory_and_health()
         return
     bodies = [_batch(k) for k in range(BATCHES)]
     expected = [_expected(b) for b in bodies]

@@ -565,6 +565,9 @@ def serve(
     body_timeout: Annotated[float, typer.Option(help="Seconds a request body may take to arrive (408).")] = 60.0,
     header_timeout: Annotated[float, typer.Option(help="Seconds request headers may take to arrive.")] = 10.0,
     max_connections: Annotated[int, typer.Option(help="Open connections at most (503 above).")] = 256,
+    max_text_mb: Annotated[
+        float, typer.Option(help="Longest string in a request (a completion, a message's text), in MiB (413 above).")
+    ] = 1.0,
 ) -> None:
     """Serve rewards over HTTP: a batch API (/score), /health, and OpenRLHF's remote reward protocol (/get_reward)."""
     import os
@@ -579,10 +582,10 @@ def serve(
             if not token:
                 raise RewardConfigError(f"--token-env {token_env}: that environment variable is not set or empty")
         limits = (max_concurrency, max_samples, max_connections, max_body_mb, max_pending_mb, body_timeout)
-        if min(limits) <= 0 or header_timeout <= 0 or max_queue < 0:
+        if min(limits) <= 0 or header_timeout <= 0 or max_text_mb <= 0 or max_queue < 0:
             raise RewardConfigError(
                 "--max-concurrency, --max-samples, --max-connections, --max-body-mb, --max-pending-mb, "
-                "--body-timeout and --header-timeout must be > 0, and --max-queue >= 0"
+                "--max-text-mb, --body-timeout and --header-timeout must be > 0, and --max-queue >= 0"
             )
         service = RewardService.from_spec(rewards)
         settings = ServerSettings(
@@ -597,6 +600,7 @@ def serve(
             body_timeout=body_timeout,
             header_timeout=header_timeout,
             max_connections=max_connections,
+            max_text_bytes=max(1, int(max_text_mb * 1024 * 1024)),
         )
     except RewardsmithError as exc:
         _fail(exc)

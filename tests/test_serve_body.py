@@ -205,3 +205,48 @@ def test_entries_given_to_a_sink_are_not_counted_since_they_are_freed():
 
     raw = ('{"x": [' + ",".join(["{}"] * 1_000_000) + "]}").encode()
     assert read_document(raw, sinks={("x",): Count}).value["x"].n == 1_000_000
+
+
+@pytest.mark.parametrize("size", [8, 64, 1 << 17])
+def test_a_string_at_max_text_is_read_and_one_byte_more_is_refused(size):
+    body.WINDOW, saved = size, body.WINDOW
+    try:
+        for text in ("a" * 200, "é" * 100, "😀" * 50, "\\" * 200):  # 200 bytes of UTF-8 each
+            for ensure_ascii in (True, False):  # escapes take more bytes in the body, never in the text
+                at = json.dumps({"k": [text]}, ensure_ascii=ensure_ascii).encode()
+                assert read_document(at, max_text=200).value == {"k": [text]}
+                over = json.dumps({"k": [text + "a"]}, ensure_ascii=ensure_ascii).encode()
+                with pytest.raises(body.TooLongText, match="more than 200 bytes"):
+                    read_document(over, max_text=200)
+    finally:
+        body.WINDOW = saved
+
+
+@pytest.mark.parametrize(
+    "raw, where",
+    [
+        ('{"k' + "x" * 300 + '": 1}', "the top level"),  # a key
+        ('{"a": {"b": ["' + "x" * 300 + '"]}}', "a"),  # inside a value parsed whole (it fits in the window)
+        ('{"a": [{"t": "' + "x" * 300 + '"}]}', "a"),
+        ('"' + "x" * 300 + '"', "the top level"),
+    ],
+)
+def test_a_long_key_or_a_string_inside_a_small_value_is_refused_as_well(raw, where):
+    with pytest.raises(body.TooLongText, match=f"a string at '{where}'"):
+        read_document(raw.encode(), max_text=256)
+    assert read_document(raw.encode(), max_text=301).value == json.loads(raw)
+
+
+def test_a_string_over_max_text_is_refused_before_it_is_built():
+    import tracemalloc
+
+    raw = json.dumps({"completions": ["<think>" + "z" * 40_000_000 + "</think>"]}).encode()
+    tracemalloc.start()
+    try:
+        with pytest.raises(body.TooLongText, match="'completions\\[\\]' takes more than 1,048,576 bytes"):
+            read_document(raw, max_text=1 << 20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # The pieces read up to the limit, not the string (40 MB) nor the pieces of all of it: about 1 MB.
+    assert peak < 3 << 20, f"{peak / 1e6:.1f} MB"

@@ -21,7 +21,8 @@ Errors: ``400`` for a body that is not JSON, JSON nested too deeply, a batch
 with the wrong shape or a reserved column name (the message says what to
 send), ``401`` without the bearer token when one is set, ``408`` for a body
 that does not arrive within ``body_timeout``, ``413`` for a body over
-``max_body_bytes`` or a batch over ``max_samples``, ``503`` (with
+``max_body_bytes``, a batch over ``max_samples`` or a string over
+``max_text_bytes``, ``503`` (with
 ``Retry-After``) when ``max_queue`` batches already wait or the bodies held
 reach ``max_pending_bytes``, ``500`` only for a bug, with a one-line message
 and no traceback (it goes to the server's log).
@@ -45,6 +46,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
@@ -52,9 +54,18 @@ from rewardsmith.core.extras import require_extra
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
 from rewardsmith.serve.answer import dismantle, echo_object, encode_chunks
-from rewardsmith.serve.body import BodyError, Document, TooManyEntries, TooManyValues, depth_over, read_document
+from rewardsmith.serve.body import (
+    BodyError,
+    Document,
+    TooLongText,
+    TooManyEntries,
+    TooManyValues,
+    depth_over,
+    read_document,
+    texts_over,
+)
 from rewardsmith.serve.metrics import ServerMetrics
-from rewardsmith.serve.nemo_gym import VERIFY_SINKS, verify_fields, verify_request
+from rewardsmith.serve.nemo_gym import VERIFY_SINKS, part_texts, verify_fields, verify_request
 from rewardsmith.serve.service import RewardService
 
 __all__ = ["ServerSettings", "create_app"]
@@ -69,7 +80,11 @@ class ServerSettings:
     Memory is bounded by bytes and by samples: one request's body by ``max_body_bytes`` and its batch by
     ``max_samples`` (413 above: a few bytes per empty completion would otherwise cost the server a hundred times
     more), and the bodies held at once (read, waiting and being scored) by ``max_pending_bytes`` (503 with
-    ``Retry-After`` above). A body must arrive within ``body_timeout`` seconds (408), request headers within
+    ``Retry-After`` above). One string of a body (a completion, a message's text, a key) takes at most
+    ``max_text_bytes`` bytes of UTF-8 (413 above, refused before the string is built): joining a string of
+    tens of MB, and a reward's regular expression over it, each hold the GIL, and ``/health`` would wait
+    (1 MiB is twice a completion of 128k tokens, about 0.5 MB). A body must arrive within
+    ``body_timeout`` seconds (408), request headers within
     ``header_timeout`` and at most ``max_connections`` connections are open (:mod:`rewardsmith.serve.guard`);
     JSON nested deeper than ``max_depth`` is refused (400).
     """
@@ -86,6 +101,7 @@ class ServerSettings:
     header_timeout: float = 10.0
     max_connections: int = 256
     max_depth: int = 64
+    max_text_bytes: int = 1024 * 1024
 
 
 class _HTTPError(RewardsmithError):
@@ -149,21 +165,27 @@ _PER_SAMPLE = {
 }
 
 
-def _parse_json(held: list[bytearray], max_depth: int, max_samples: int, endpoint: str) -> Document:
+def _parse_json(held: list[bytearray], settings: ServerSettings, endpoint: str) -> Document:
     """The body's JSON, read in bounded steps (:mod:`rewardsmith.serve.body`; run it off the event loop).
 
     ``held`` holds the only reference to the bytes: the document keeps them for ``/verify`` (its answer echoes
     them); for the other routes they are freed here, on the thread, once read.
     """
     lists = _PER_SAMPLE.get(endpoint, set())
+    max_depth, max_samples, max_text = settings.max_depth, settings.max_samples, settings.max_text_bytes
 
     def limit_for(path: tuple[str, ...]) -> int | None:
         if path in lists or (len(path) == 2 and (path[0], "*") in lists):
             return max_samples
         return None
 
+    sinks = None
+    if endpoint == "/verify":  # (a message's text parts are joined as it is read: their sum is bounded too)
+        sinks = {path: partial(sink, max_text=max_text, path=path) for path, sink in VERIFY_SINKS.items()}
     try:
-        document = read_document(held.pop(), limit_for, max_depth, VERIFY_SINKS if endpoint == "/verify" else None)
+        document = read_document(held.pop(), limit_for, max_depth, sinks, max_text)
+        if endpoint == "/score":
+            _check_messages(document.value, max_text)
     except RecursionError:
         raise _HTTPError(400, f"the body's JSON is nested too deeply (at most {max_depth} levels)") from None
     except TooManyEntries as exc:
@@ -172,6 +194,11 @@ def _parse_json(held: list[bytearray], max_depth: int, max_samples: int, endpoin
                          f"the server's limit of {exc.limit:,}; send smaller batches") from None  # fmt: skip
     except TooManyValues as exc:
         raise _HTTPError(413, f"{exc}; send fewer, longer values or smaller batches") from None
+    except TooLongText as exc:
+        limit = f"{exc.limit / 2**20:g} MiB"
+        advice = "send shorter texts, or raise it with 'rewardsmith serve --max-text-mb'"
+        message = f"{exc}, over the server's limit on one text (max_text_bytes, {limit}); {advice}"
+        raise _HTTPError(413, message) from None
     except BodyError as exc:
         raise _HTTPError(400, f"the body is not valid JSON ({exc}); send application/json") from None
     if depth_over(document.value, max_depth):
@@ -179,6 +206,21 @@ def _parse_json(held: list[bytearray], max_depth: int, max_samples: int, endpoin
     if endpoint != "/verify":
         document.raw = b""
     return document
+
+
+def _check_messages(body: Any, limit: int) -> None:
+    """Refuse a chat message of ``/score``'s completions or prompts whose text parts, joined (as a reward reads
+    them), take more than ``limit`` bytes of UTF-8 (:class:`TooLongText`): each part is bounded as it is read.
+    """
+    if not isinstance(body, dict):
+        return
+    for key in ("completions", "prompts"):
+        samples = body.get(key)
+        for sample in samples if isinstance(samples, list) else ():
+            for message in sample if isinstance(sample, list) else ():
+                content = message.get("content") if isinstance(message, dict) else None
+                if isinstance(content, list) and texts_over(part_texts(content), limit):
+                    raise TooLongText((key, "[]", "[]"), limit, joined=True)
 
 
 class _Chunked:
@@ -319,8 +361,7 @@ class _Handlers:
         if len(held[0]) >= _BIG_BODY:
             _BIG_BODIES.take()
             taken[1] = 1
-        settings = self.settings
-        return await asyncio.to_thread(_parse_json, held, settings.max_depth, settings.max_samples, request.url.path)
+        return await asyncio.to_thread(_parse_json, held, self.settings, request.url.path)
 
     def release(self, taken: list[int]) -> None:
         """Give back what a request held: its bytes, and its part in :class:`_BigBodies`."""

@@ -27,7 +27,11 @@ lies in them, so that an answer echoing the request
 being written again from parsed values. A string longer than the window is read
 a window at a time too: its closing quote found a window at a time, its contents
 cut between two characters of the JSON text (never inside an escape, a surrogate
-pair or a UTF-8 character), each piece parsed, the pieces joined.
+pair or a UTF-8 character), each piece parsed, the pieces joined. With ``max_text``,
+a string (value or key) whose text takes more UTF-8 bytes than that raises
+:class:`TooLongText` as soon as its pieces pass it, before they are joined: one
+string of 50 MB is one step to join and one step for a reward's regular
+expression to scan, each holding the GIL for as long as it takes.
 """
 
 from __future__ import annotations
@@ -47,11 +51,14 @@ __all__ = [
     "BodyError",
     "Document",
     "Sink",
+    "TooLongText",
     "TooManyEntries",
     "TooManyValues",
     "depth_over",
     "parse_body",
     "read_document",
+    "texts_over",
+    "utf8_size",
 ]
 
 #: The most characters one C call parses (or writes) at once.
@@ -101,6 +108,54 @@ class TooManyValues(RewardsmithError, ValueError):
             f"the body's values take more than {limit / 1e6:,.0f} MB of memory ({limit / max(size, 1):.0f} times "
             f"its {size / 1e6:,.1f} MB): it holds too many small values"
         )
+
+
+class TooLongText(RewardsmithError, ValueError):
+    """A string of the body is longer than its limit (found before the string was built)."""
+
+    def __init__(self, path: tuple[str, ...], limit: int, joined: bool = False) -> None:
+        self.path, self.limit = path, limit
+        where = ".".join(path).replace(".[]", "[]") if path else "the top level"
+        what = f"the text of a message at {where!r} (its parts joined)" if joined else f"a string at {where!r}"
+        super().__init__(f"{what} takes more than {limit:,} bytes of UTF-8")
+
+
+def utf8_size(text: str) -> int:
+    """The bytes ``text`` takes in UTF-8 (a lone surrogate, which only an escape can make, as 3).
+
+    >>> utf8_size("ab"), utf8_size("é€😀"), utf8_size("\\ud800")
+    (2, 9, 3)
+    """
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def texts_over(texts: list[str], limit: int) -> bool:
+    """Whether ``texts``, joined, would take more than ``limit`` bytes of UTF-8 (told before they are joined).
+
+    >>> texts_over(["ab", "é"], 4), texts_over(["ab", "é"], 3)
+    (False, True)
+    """
+    return sum(map(len, texts)) > limit // 4 and sum(map(utf8_size, texts)) > limit
+
+
+def _longest_over(value: Any, limit: int) -> bool:
+    """Whether a string in ``value`` (a value or a key, at any depth) takes more than ``limit`` bytes of UTF-8.
+
+    >>> _longest_over({"a": ["xyz"]}, 2), _longest_over({"abc": [1]}, 2), _longest_over(["ab", {"c": "d"}], 2)
+    (True, True, False)
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            if len(item) > limit // 4 and utf8_size(item) > limit:
+                return True
+        elif type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
 
 
 def _cost(value: Any) -> int:
@@ -156,9 +211,11 @@ class _Reader:
         limit_for: Callable[[tuple[str, ...]], int | None],
         max_depth: int,
         sinks: Mapping[tuple[str, ...], Callable[[], Sink]],
+        max_text: int | None = None,
     ) -> None:
         self.raw, self.n = raw, len(raw)
         self.limit_for, self.max_depth = limit_for, max_depth
+        self.max_text = self.n if max_text is None else max_text  # (no string of the body is longer than the body)
         self.sinks = sinks
         # The containers on the way to a sink, and the top level (its members are recorded), are walked.
         self.walked = {path[:i] for path in sinks for i in range(len(path))} | {()}
@@ -217,18 +274,22 @@ class _Reader:
             return True
         return False
 
-    def scalar(self) -> Any:
-        """The string, number or literal at the cursor, parsed in place at the C parser's speed."""
+    def scalar(self, path: tuple[str, ...]) -> Any:
+        """The string, number or literal at the cursor (at ``path``), parsed in place at the C parser's speed."""
         try:
             value, end = _DECODER.raw_decode(self.window, self.c)
         except ValueError as exc:  # invalid, a number past Python's digit limit, or a string longer than the window
             if self.end < self.n:  # it may go on past the window's edge
-                return self.long_string() if self.window.startswith('"', self.c) else self.long_token()
+                return self.long_string(path) if self.window.startswith('"', self.c) else self.long_token()
             raise self.fail(getattr(exc, "msg", str(exc))) from None
         edge = end == len(self.window) or self.window[end] in _TOKEN
         if edge and self.end < self.n and not self.window.startswith('"', self.c):
             return self.long_token()  # a number that reaches the window's edge may go on past it
+        start = self.b
         self.to(end)
+        # (a string's text takes at most the bytes it takes in the body: escapes only shorten it)
+        if self.b - start > self.max_text and type(value) is str and utf8_size(value) > self.max_text:
+            raise TooLongText(path, self.max_text)
         return value
 
     def long_token(self) -> Any:
@@ -246,11 +307,13 @@ class _Reader:
         self.load()
         return value
 
-    def long_string(self) -> str:
+    def long_string(self, path: tuple[str, ...]) -> str:
         """A string that does not end in the window: its closing quote found in the bytes, then its contents parsed
-        a window at a time (each piece cut between two characters of the JSON text, :data:`_PIECE`) and joined."""
+        a window at a time (each piece cut between two characters of the JSON text, :data:`_PIECE`) and joined;
+        one whose text passes ``max_text`` bytes is refused before the pieces are joined (or the rest parsed)."""
         raw, quote = self.raw, self.closing_quote()
         pieces, start = [], self.b + 1
+        size = None if quote - start <= self.max_text else 0  # (None: it fits, whatever its escapes)
         while start < quote:
             end = min(start + max(WINDOW, 12), quote)
             if end < quote and raw.find(b"\\", end - 12, end) >= 0:  # an escape may reach the cut
@@ -264,6 +327,10 @@ class _Reader:
             except ValueError as exc:
                 self.b = start
                 raise self.fail(getattr(exc, "msg", str(exc))) from None
+            if size is not None:
+                size += utf8_size(piece)
+                if size > self.max_text:
+                    raise TooLongText(path, self.max_text)
             pieces.append(piece)
             start = end
         self.b = quote + 1
@@ -308,7 +375,7 @@ class _Reader:
             raise self.fail("expected a value")
         opening = self.window[self.c]
         if opening not in "[{":
-            return self.spend(self.scalar())
+            return self.spend(self.scalar(path))
         if opening == "[" and path in self.sinks:
             return self.array(path, depth, self.sinks[path]())
         if path not in self.walked:
@@ -320,7 +387,10 @@ class _Reader:
                 limit = self.limit_for(path)
                 if limit is not None and isinstance(value, list) and len(value) > limit:
                     raise TooManyEntries(path, limit, len(value))
+                start = self.b
                 self.to(end)
+                if self.b - start > self.max_text and _longest_over(value, self.max_text):  # (a limit under a window)
+                    raise TooLongText(path, self.max_text)
                 return self.spend(value)
         return self.array(path, depth, None) if opening == "[" else self.object(path, depth)
 
@@ -377,7 +447,7 @@ class _Reader:
             if not self.window.startswith('"', self.c):
                 raise self.fail("expected a property name in double quotes")
             start = self.b
-            key = self.spend(self.scalar())
+            key = self.spend(self.scalar(path))
             self.space()
             if not self.take(":"):
                 raise self.fail("expected ':'")
@@ -405,14 +475,17 @@ def read_document(
     limit_for: Callable[[tuple[str, ...]], int | None] = _no_limit,
     max_depth: int = 10_000,
     sinks: Mapping[tuple[str, ...], Callable[[], Sink]] | None = None,
+    max_text: int | None = None,
 ) -> Document:
     """``json.loads(raw)`` in steps of at most :data:`WINDOW` bytes, with where its top-level members lie.
 
     ``limit_for(path)`` gives the most entries the list at ``path`` (keys from the top, ``"[]"`` for a list's
     entries) may have, or ``None``; a list over it raises :class:`TooManyEntries`; values that would take more than
     :data:`MEMORY_FACTOR` times the body's size (or :data:`MEMORY_FLOOR`), :class:`TooManyValues`. The list at a path in
-    ``sinks`` is replaced by ``sinks[path]()``, given each entry (see the module docs). Invalid JSON or UTF-8
-    raises :class:`BodyError`; nesting deeper than ``max_depth`` where the body is walked, :class:`RecursionError`.
+    ``sinks`` is replaced by ``sinks[path]()``, given each entry (see the module docs). A string (value or key)
+    whose text takes more than ``max_text`` bytes of UTF-8 raises :class:`TooLongText` before it is joined. Invalid
+    JSON or UTF-8 raises :class:`BodyError`; nesting deeper than ``max_depth`` where the body is walked,
+    :class:`RecursionError`.
 
     >>> class Count:
     ...     n = 0
@@ -420,10 +493,14 @@ def read_document(
     >>> doc = read_document('{"a": {"b": [1, 2, 3]}, "é": null}', sinks={("a", "b"): Count})
     >>> doc.value["a"]["b"].n, doc.value["é"], [(key, doc.raw[s:e].decode()) for key, s, e in doc.members]
     (3, None, [('a', '"a": {"b": [1, 2, 3]}'), ('é', '"é": null')])
+    >>> read_document('{"completions": ["' + "x" * 300 + '"]}', max_text=256)
+    Traceback (most recent call last):
+    ...
+    rewardsmith.serve.body.TooLongText: a string at 'completions' takes more than 256 bytes of UTF-8
     """
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogatepass")
-    reader = _Reader(raw, limit_for, max_depth, sinks or {})
+    reader = _Reader(raw, limit_for, max_depth, sinks or {}, max_text)
     reader.space()
     value = reader.value((), 1)
     reader.space()

@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 from rewardsmith.core.tool_calls import message_text
+from rewardsmith.serve.body import TooLongText, texts_over
 
 __all__ = [
     "VERIFY_SINKS",
@@ -52,8 +53,9 @@ class ResponseMessages:
     [{'role': 'assistant', 'content': '2'}]
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_text: int | None = None, path: tuple[str, ...] = ("response", "output")) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.max_text, self.path = max_text, path
 
     def add(self, item: Any) -> None:
         """Add one item: a call joins the assistant message of calls before it; anything else not an item is skipped."""
@@ -77,7 +79,34 @@ class ResponseMessages:
             role = item.get("role", "assistant")
             if type(role) is str:  # one string per role, not one per message (58 bytes each)
                 role = _ROLES.get(role, role)
-            messages.append({"role": role, "content": message_text(item.get("content"))})
+            content = item.get("content")
+            if self.max_text is not None and isinstance(content, list):
+                self.bound(content)
+            messages.append({"role": role, "content": message_text(content)})
+
+    def bound(self, parts: list[Any]) -> None:
+        """Refuse a message whose text parts, joined, would take more than ``max_text`` bytes of UTF-8 (before
+        they are joined: each part is bounded by the body's reader, their sum is bounded here).
+
+        >>> parts = [{"type": "output_text", "text": "abc"}] * 2
+        >>> ResponseMessages(max_text=6).bound(parts)
+        >>> ResponseMessages(max_text=5).bound(parts)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        rewardsmith.serve.body.TooLongText: the text of a message at 'response.output[]' (its parts joined) ...
+        """
+        if texts_over(part_texts(parts), self.max_text or 0):
+            raise TooLongText((*self.path, "[]"), self.max_text or 0, joined=True)
+
+
+def part_texts(parts: list[Any]) -> list[str]:
+    """The texts of a message's content parts (strings, or objects with a ``text``), as a reward joins them.
+
+    >>> part_texts(["a", {"type": "output_text", "text": "b"}, {"type": "image"}, 7])
+    ['a', 'b']
+    """
+    texts = [part if isinstance(part, str) else part.get("text") for part in parts if isinstance(part, (str, dict))]
+    return [text for text in texts if isinstance(text, str)]
 
 
 def responses_to_messages(items: Any) -> list[dict[str, Any]]:
