@@ -31,6 +31,7 @@ __all__ = [
     "strict_json",
     "structured_calls",
     "text_calls",
+    "text_parts",
 ]
 
 #: The markers of a tool call written as text (Hermes and Qwen chat templates).
@@ -99,8 +100,17 @@ def message_text(content: Any) -> str:
     if content is None:
         return ""
     if isinstance(content, (list, tuple)):
-        return "".join(p if isinstance(p, str) else p["text"] for p in content if _is_text_part(p))
+        return "".join(text_parts(content))
     return str(content)
+
+
+def text_parts(parts: list[Any] | tuple[Any, ...]) -> list[str]:
+    """The texts of a message's content parts that :func:`message_text` joins (its text parts, in order).
+
+    >>> text_parts(["a", {"type": "output_text", "text": "b"}, {"type": "image"}, {"type": "reasoning", "text": "c"}])
+    ['a', 'b']
+    """
+    return [p if isinstance(p, str) else p["text"] for p in parts if _is_text_part(p)]
 
 
 def _is_text_part(part: Any) -> bool:

@@ -51,6 +51,7 @@ from typing import Any
 
 from rewardsmith.core.errors import RewardConfigError, RewardsmithError
 from rewardsmith.core.extras import require_extra
+from rewardsmith.core.tool_calls import text_parts
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
 from rewardsmith.serve.answer import dismantle, echo_object, encode_chunks
@@ -65,7 +66,7 @@ from rewardsmith.serve.body import (
     texts_over,
 )
 from rewardsmith.serve.metrics import ServerMetrics
-from rewardsmith.serve.nemo_gym import VERIFY_SINKS, part_texts, verify_fields, verify_request
+from rewardsmith.serve.nemo_gym import VERIFY_SINKS, verify_fields, verify_request
 from rewardsmith.serve.service import RewardService
 
 __all__ = ["ServerSettings", "create_app"]
@@ -219,7 +220,7 @@ def _check_messages(body: Any, limit: int) -> None:
         for sample in samples if isinstance(samples, list) else ():
             for message in sample if isinstance(sample, list) else ():
                 content = message.get("content") if isinstance(message, dict) else None
-                if isinstance(content, list) and texts_over(part_texts(content), limit):
+                if isinstance(content, list) and texts_over(text_parts(content), limit):
                     raise TooLongText((key, "[]", "[]"), limit, joined=True)
 
 

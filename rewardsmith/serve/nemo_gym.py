@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rewardsmith.core.tool_calls import message_text
+from rewardsmith.core.tool_calls import message_text, text_parts
 from rewardsmith.serve.body import TooLongText, texts_over
 
 __all__ = [
@@ -95,18 +95,8 @@ class ResponseMessages:
         ...
         rewardsmith.serve.body.TooLongText: the text of a message at 'response.output[]' (its parts joined) ...
         """
-        if texts_over(part_texts(parts), self.max_text or 0):
+        if texts_over(text_parts(parts), self.max_text or 0):
             raise TooLongText((*self.path, "[]"), self.max_text or 0, joined=True)
-
-
-def part_texts(parts: list[Any]) -> list[str]:
-    """The texts of a message's content parts (strings, or objects with a ``text``), as a reward joins them.
-
-    >>> part_texts(["a", {"type": "output_text", "text": "b"}, {"type": "image"}, 7])
-    ['a', 'b']
-    """
-    texts = [part if isinstance(part, str) else part.get("text") for part in parts if isinstance(part, (str, dict))]
-    return [text for text in texts if isinstance(text, str)]
 
 
 def responses_to_messages(items: Any) -> list[dict[str, Any]]:
