@@ -32,11 +32,8 @@ HEAVY = ("rewardsmith.sandbox", "rewardsmith.judges", "rewardsmith.http")
 KNOWN_LONG = frozenset(
     {
         "rewardsmith/check/audit.py:check",
-        "rewardsmith/cli.py:check_command",
-        "rewardsmith/compose/combine.py:combine",
         "rewardsmith/data/prepare.py:prepare_dataset",
         "rewardsmith/evaluation/job.py:evaluate",
-        "rewardsmith/rewards/gsm8k.py:extract_numeric_answer",
     }
 )
 #: The most pairs of duplicated 6-line shapes ``duplicates --repo rewardsmith`` may list (tests/test_spine_counts.py).

@@ -309,22 +309,32 @@ def _print_eval_summary(report: Any) -> None:
 
 
 _Limit = Annotated[float | None, typer.Option(show_default=False)]
+_CheckReward = Annotated[
+    str | None,
+    typer.Argument(
+        help="A registered name, './file.py:fn', 'pkg.mod:fn' or a JSON entry; with --config, the name of one "
+        "of its rewards (default: each of them)."
+    ),
+]
+_CheckConfig = Annotated[
+    Path | None,
+    typer.Option("--config", help="A training or evaluation config: audit its rewards on its data and prompts."),
+]
+_CompletionsColumn = Annotated[str | None, typer.Option(help="Completions to score (one or a list per row).")]
+_ProbeFormat = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="The answer format probes use, when the data does not show it: boxed, hashes, tags:ANSWER_TAG, "
+        "tags:THINK_TAG,ANSWER_TAG, fence:python, or a template with {answer} (and {reasoning}); repeatable."
+    ),
+]
 
 
 @app.command("check")
 def check_command(
-    reward: Annotated[
-        str | None,
-        typer.Argument(
-            help="A registered name, './file.py:fn', 'pkg.mod:fn' or a JSON entry; with --config, the name of one "
-            "of its rewards (default: each of them)."
-        ),
-    ] = None,
+    reward: _CheckReward = None,
     settings: Annotated[list[str] | None, typer.Argument(help="Reward settings as key=value (JSON values).")] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option("--config", help="A training or evaluation config: audit its rewards on its data and prompts."),
-    ] = None,
+    config: _CheckConfig = None,
     dataset: _Dataset = "",
     split: Annotated[str | None, typer.Option(help="The split (default: test; the config's with --config).")] = None,
     dataset_config: _DatasetConfig = None,
@@ -333,12 +343,11 @@ def check_command(
     max_samples: Annotated[int | None, typer.Option(help="Check the first N rows.")] = None,
     gold_column: Annotated[str | None, typer.Option(help="Reference solutions (default: solution); 'none'.")] = None,
     answer_column: Annotated[str | None, typer.Option(help="Reference answers (default: the reward's).")] = None,
-    completions_column: Annotated[
-        str | None, typer.Option(help="Completions to score (one or a list per row).")
-    ] = None,
+    completions_column: _CompletionsColumn = None,
     labels_column: Annotated[str | None, typer.Option(help="Right/wrong labels of those completions.")] = None,
     against: Annotated[str | None, typer.Option(help="A second reward; list where the two disagree.")] = None,
     families: Annotated[str | None, typer.Option(help="Probe families, comma-separated (default: all).")] = None,
+    probe_format: _ProbeFormat = None,
     model: Annotated[str | None, typer.Option(help="Sample completions from this model (signal).")] = None,
     base_url: _BaseUrl = None,
     backend: _Backend = None,
@@ -362,40 +371,9 @@ def check_command(
     max_tied: _Limit = None,
     max_disagreement: _Limit = None,
     max_unjudged: _Limit = None,
-    probe_format: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="The answer format probes use, when the data does not show it: boxed, hashes, tags:ANSWER_TAG, "
-            "tags:THINK_TAG,ANSWER_TAG, fence:python, or a template with {answer} (and {reasoning}); repeatable."
-        ),
-    ] = None,
 ) -> None:
     """Audit a reward on a dataset: gaming probes, reference solutions, labels, cost, signal. Exit 1 on findings."""
-    limits = dict(max_share=max_share, max_closeness=max_closeness, min_gold=min_gold, max_error_rate=max_error_rate)
-    limits.update(max_seconds=max_seconds, max_false_positive=max_false_positive, max_false_negative=max_false_negative)
-    limits.update(max_tied=max_tied, max_disagreement=max_disagreement, max_unjudged=max_unjudged)
-    options = {"config": dataset_config, "converter": converter, "system_prompt": system_prompt}
-    options.update(max_samples=max_samples)
-    generation = {"model": model, "base_url": base_url, "backend": backend, "api_key_env": api_key_env}
-    generation.update(n=n, temperature=temperature, max_tokens=max_tokens)
-    arguments: dict[str, Any] = {
-        "split": split,
-        "gold_column": "" if gold_column == "none" else gold_column,
-        "answer_column": answer_column,
-        "completions_column": completions_column,
-        "labels_column": labels_column,
-        "against": against,
-        "n": n,
-        "families": None if families is None else [f.strip() for f in families.split(",") if f.strip()],
-        "probe_format": list(probe_format or []) or None,
-        "thresholds": {k: v for k, v in limits.items() if v is not None},
-        "pass_threshold": pass_threshold,
-        "timeout": timeout or None,
-        "workers": workers,
-        "output_dir": output_dir,
-        "progress": progress,
-        **{k: v for k, v in options.items() if v is not None},
-    }
+    arguments, generation = _check_arguments(locals())
     try:
         targets = _check_targets(reward, settings, config, dataset, imports, arguments)
     except RewardsmithError as exc:
@@ -406,6 +384,31 @@ def check_command(
         _print_check(report)
     if any(report.findings for report in reports):
         raise typer.Exit(code=1)
+
+
+_CHECK_LIMITS = ("max_share", "max_closeness", "min_gold", "max_error_rate", "max_seconds", "max_false_positive")
+_CHECK_LIMITS += ("max_false_negative", "max_tied", "max_disagreement", "max_unjudged")
+_CHECK_PASSED = ("split", "answer_column", "completions_column", "labels_column", "against", "n", "pass_threshold")
+_CHECK_PASSED += ("workers", "output_dir", "progress")
+
+
+def _check_arguments(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``check``'s options as :func:`rewardsmith.check.check`'s arguments, and the generation settings."""
+    generation = {key: options[key] for key in ("model", "base_url", "backend", "api_key_env", "n", "temperature")}
+    generation["max_tokens"] = options["max_tokens"]
+    families, gold_column = options["families"], options["gold_column"]
+    dataset_options = {"config": options["dataset_config"], "converter": options["converter"]}
+    dataset_options.update(system_prompt=options["system_prompt"], max_samples=options["max_samples"])
+    arguments: dict[str, Any] = {key: options[key] for key in _CHECK_PASSED}
+    arguments.update(
+        gold_column="" if gold_column == "none" else gold_column,
+        families=None if families is None else [f.strip() for f in families.split(",") if f.strip()],
+        probe_format=list(options["probe_format"] or []) or None,
+        thresholds={key: options[key] for key in _CHECK_LIMITS if options[key] is not None},
+        timeout=options["timeout"] or None,
+        **{key: value for key, value in dataset_options.items() if value is not None},
+    )
+    return arguments, generation
 
 
 def _check_targets(

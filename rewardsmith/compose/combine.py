@@ -26,7 +26,38 @@ MISSING_CHOICES: tuple[str, ...] = ("renormalize", "zero")
 
 @dataclass(eq=False, repr=False)
 class Combined(Composite):
-    """A weighted sum of rewards; what :func:`combine` returns (see there)."""
+    """A weighted sum of rewards; what :func:`combine` returns.
+
+    ``normalize`` rescales each component's scores before they are weighted:
+    ``"minmax"`` to [0, 1] over the batch, ``"zscore"`` to mean 0 and std 1
+    within each prompt's group, ``"rank"`` to rank within the group in [0, 1]
+    (see :func:`~rewardsmith.compose.groups.normalize_scores`). Groups are runs
+    of identical consecutive prompts (TRL passes a prompt's completions
+    together), or every ``group_size`` rows when that is given.
+
+    Components that give ``None`` (not applicable) on a row:
+
+    * ``missing="renormalize"`` (default): the weights of the components that
+      apply are scaled up so that they add up, in absolute value, to the total
+      weight; a row gets the same scale whichever components apply to it.
+    * ``missing="zero"``: TRL's rule, a missing score adds 0.
+
+    A component that *fails* on a row (an error or timeout with its
+    ``on_error="none"``) is counted at its lowest score when it declares a
+    ``score_range`` (every built-in does), so that breaking a component never
+    pays better than its worst honest outcome. A component without a range
+    leaves the row unscored under ``"renormalize"`` (a failure never earns the
+    reward of the components that did score) and adds 0 under ``"zero"``.
+
+    A row where no component with a non-zero weight applies is ``None``. A
+    component with weight 0 is logged but does not count.
+
+    Through TRL's ``log_metric`` it logs each component's mean over the rows it
+    applies to as ``<name>/<component>`` and its applicability rate as
+    ``<name>/<component>/applicable``. ``explain`` gives each component's
+    result in ``metrics``. If any component is async, so is the combination
+    (TRL awaits it; its components run concurrently).
+    """
 
     rewards: list[Any]
     weights: list[float] | None = None
@@ -181,35 +212,8 @@ def combine(
     (rewards, registered names, functions) or a comma-separated string of
     names; ``weights`` default to 1.0 each.
 
-    ``normalize`` rescales each component's scores before they are weighted:
-    ``"minmax"`` to [0, 1] over the batch, ``"zscore"`` to mean 0 and std 1
-    within each prompt's group, ``"rank"`` to rank within the group in [0, 1]
-    (see :func:`~rewardsmith.compose.groups.normalize_scores`). Groups are runs
-    of identical consecutive prompts (TRL passes a prompt's completions
-    together), or every ``group_size`` rows when that is given.
-
-    Components that give ``None`` (not applicable) on a row:
-
-    * ``missing="renormalize"`` (default): the weights of the components that
-      apply are scaled up so that they add up, in absolute value, to the total
-      weight; a row gets the same scale whichever components apply to it.
-    * ``missing="zero"``: TRL's rule, a missing score adds 0.
-
-    A component that *fails* on a row (an error or timeout with its
-    ``on_error="none"``) is counted at its lowest score when it declares a
-    ``score_range`` (every built-in does), so that breaking a component never
-    pays better than its worst honest outcome. A component without a range
-    leaves the row unscored under ``"renormalize"`` (a failure never earns the
-    reward of the components that did score) and adds 0 under ``"zero"``.
-
-    A row where no component with a non-zero weight applies is ``None``. A
-    component with weight 0 is logged but does not count.
-
-    Through TRL's ``log_metric`` it logs each component's mean over the rows it
-    applies to as ``<name>/<component>`` and its applicability rate as
-    ``<name>/<component>/applicable``. ``explain`` gives each component's
-    result in ``metrics``. If any component is async, so is the combination
-    (TRL awaits it; its components run concurrently).
+    ``normalize``, ``missing`` and ``group_size`` say how scores are rescaled and how a row counts
+    that a component does not apply to or fails on: see :class:`Combined`, which applies them.
 
     >>> from rewardsmith.compose import combine
     >>> both = combine(["think_format", "gsm8k_accuracy"], weights=[0.2, 1.0])

@@ -129,30 +129,53 @@ def extract_numeric_answer(
         )
     markers = ("####", "\\boxed", answer_box.opening)
     completion = reopened(completion, final_part(completion, markers, _PHRASES, _PHRASE_WORDS), answer_box)
+    marked, problem = _marked_answers(completion, answer_box)
+    if problem:
+        return None, problem
+    rejected = {v for v in map(parse_number, rejected_values(completion)) if v is not None}
+    if marked:
+        return _one_marked_value(marked, rejected)
+    stated = _phrase_answer(completion, rejected)
+    if stated is not None:
+        return stated
+    if fallback_last_number:
+        return _last_number_answer(completion, rejected)
+    return None, "no answer found"
+
+
+def _marked_answers(completion: str, answer_box: Container) -> tuple[list[tuple[str, str]], str]:
+    """Each answer a marker states (``####``, a box, an answer block) with its marker, or why none can be read."""
     marked: list[tuple[str, str]] = [
         ("####", m.group(1)) for m in islice(_HASHES.finditer(completion), MAX_ANSWERS + 1)
     ]
     marked += [("\\boxed", b) for b in boxed_contents(completion, limit=MAX_ANSWERS) if not is_placeholder(b)]
     found = blocks(completion, answer_box)
     if found is None:
-        return None, f"unbalanced {answer_box.opening} {answer_box.closing} markers"
+        return [], f"unbalanced {answer_box.opening} {answer_box.closing} markers"
     marked += [(answer_box.opening, b) for b in found[: MAX_ANSWERS + 1]]
     if len(marked) > MAX_ANSWERS:
-        return None, f"more than {MAX_ANSWERS} stated answers"
-    rejected = {v for v in map(parse_number, rejected_values(completion)) if v is not None}
-    if marked:
-        values = []
-        for marker, content in marked:
-            value = parse_number(without_working(without_negation(content)))
-            if value is None:
-                return None, f"no single number in the {marker} answer"
-            values.append(value)
-        distinct = sorted(set(values) - rejected)
-        if not distinct:
-            return None, "every stated answer is rejected in the text"
-        if len(distinct) > 1:
-            return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
-        return distinct[0], marked[0][0]
+        return [], f"more than {MAX_ANSWERS} stated answers"
+    return marked, ""
+
+
+def _one_marked_value(marked: list[tuple[str, str]], rejected: set[Fraction]) -> tuple[Fraction | None, str]:
+    """The one number the marked answers agree on, once the values the text rejects are set aside."""
+    values = []
+    for marker, content in marked:
+        value = parse_number(without_working(without_negation(content)))
+        if value is None:
+            return None, f"no single number in the {marker} answer"
+        values.append(value)
+    distinct = sorted(set(values) - rejected)
+    if not distinct:
+        return None, "every stated answer is rejected in the text"
+    if len(distinct) > 1:
+        return None, "hedged: " + ", ".join(format_number(v) for v in distinct)
+    return distinct[0], marked[0][0]
+
+
+def _phrase_answer(completion: str, rejected: set[Fraction]) -> tuple[Fraction | None, str] | None:
+    """The verdict of the answer phrases and the closing sentence, or ``None`` when they decide nothing."""
     statements = answer_statements(completion, _PHRASES, words=_PHRASE_WORDS)
     if statements is None:
         return None, f"more than {MAX_ANSWERS} answer statements"
@@ -171,13 +194,16 @@ def extract_numeric_answer(
         offered = {v for v in map(parse_number, closing_statement(completion) or []) if v is not None}
         if len(offered) > 1:
             return None, "hedged: the closing sentence offers " + ", ".join(format_number(v) for v in sorted(offered))
-    if fallback_last_number:
-        last, where = _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
-        if last is not None and last in rejected:  # "So she has 20 apples, not 18.": the sentence's other value
-            kept = {v for v in map(parse_number, closing_statement(completion) or []) if v is not None} - rejected
-            return (kept.pop(), "closing statement") if len(kept) == 1 else (None, "the last number is rejected")
-        return last, where
-    return None, "no answer found"
+    return None
+
+
+def _last_number_answer(completion: str, rejected: set[Fraction]) -> tuple[Fraction | None, str]:
+    """The last number of the text, unless the text rejects it ("20 apples, not 18": the other value)."""
+    last, where = _last_number(_PHANTOMS.sub(" ", completion.replace("{,}", ",")))
+    if last is not None and last in rejected:
+        kept = {v for v in map(parse_number, closing_statement(completion) or []) if v is not None} - rejected
+        return (kept.pop(), "closing statement") if len(kept) == 1 else (None, "the last number is rejected")
+    return last, where
 
 
 _PHANTOMS = re.compile(r"\\[hv]?phantom\s{0,5}\{[^{}]{0,200}\}")
