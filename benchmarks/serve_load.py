@@ -26,7 +26,8 @@ request is in flight, the request sent from a process of its own.
 ``--memory --text``: only the long-text cases. ``--memory --text-sizes``:
 ``/health`` while one completion of 1 to 8 MiB (one letter repeated, or lines
 of text with quotes) is scored by ``think_format``, the limit raised to admit
-them: what the default limit is chosen from.
+them: what the default limit is chosen from. ``--memory --only TEXT [--repeat N]``: the cases whose label
+holds TEXT (``--only '{}'``), each N times.
 """
 
 from __future__ import annotations
@@ -227,7 +228,9 @@ def memory_and_health() -> None:
                   ('{"completions": [""], "extra": [' + ",".join(["{}"] * 3_000_000) + "]}").encode()))  # fmt: skip
     if "--text" in sys.argv:  # only the long-text cases
         cases = [case for case in cases if "MiB" in case[0] or "50 MB" in case[0]]
-    _print_cases(cases)
+    if "--only" in sys.argv:  # the cases whose label holds the next argument, e.g. --only '{}'
+        cases = [case for case in cases if sys.argv[sys.argv.index("--only") + 1] in case[0]]
+    _print_cases(cases * int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else cases)
 
 
 def main() -> None:

@@ -5,57 +5,23 @@ Answers are written as a list of chunks of about :data:`~rewardsmith.serve.body.
 that echoes the request (:func:`echo_object`) is cut from the request's bytes instead of being written
 again from parsed values. One string longer than the window is still written in one C call: that is a
 few milliseconds per megabyte of that one string. A request's values are freed a part at a time
-(:func:`dismantle`), since dropping the last reference to a big structure frees all of it in one step.
+(:func:`~rewardsmith.serve.freeing.dismantle`), since dropping the last reference to a big structure frees all
+of it in one step.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from rewardsmith.serve import body as _body
 from rewardsmith.serve.body import Document
+from rewardsmith.serve.freeing import count_values
 
-__all__ = ["dismantle", "echo_object", "encode_chunks", "encode_json"]
+__all__ = ["echo_object", "encode_chunks", "encode_json"]
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 _ASCII = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-
-
-def _weight(value: Any, cap: int) -> int:
-    """The number of values in ``value``, counted up to ``cap`` (strings by length)."""
-    count, stack = 0, [value]
-    while stack and count < cap:
-        item = stack.pop()
-        count += 1 + (len(item) // 64 if isinstance(item, str) else 0)
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return count
-
-
-def dismantle(values: list[Any], cap: int | None = None) -> None:
-    """Free a request's values a part at a time, emptying ``values`` (run it off the event loop).
-
-    The last reference to a big structure dropped frees all of it in one C call, the GIL held throughout (a
-    second for a 56 MB body). Here each list and object is emptied an entry at a time, and an entry is freed
-    at once only when it holds fewer than ``cap`` values; one still referenced elsewhere is left whole.
-
-    >>> values = [{"a": [[1, 2]] * 10_000, "b": "c"}]
-    >>> dismantle(values); values
-    []
-    """
-    cap = cap or _body.WINDOW // 16
-    stack: list[Any] = [values]
-    while stack:
-        item = stack.pop()
-        while item:
-            child = item.popitem()[1] if isinstance(item, dict) else item.pop()
-            if isinstance(child, (dict, list)) and sys.getrefcount(child) <= 2 and _weight(child, cap) >= cap:
-                stack.append(child)
-            del child
 
 
 class _Chunks:
@@ -117,7 +83,7 @@ def encode_json(value: Any) -> bytes:
 
 
 def _encode(value: Any, out: _Chunks, cap: int, encoder: json.JSONEncoder) -> None:
-    if not isinstance(value, (dict, list)) or _weight(value, cap) < cap:
+    if not isinstance(value, (dict, list)) or count_values(value, cap) < cap:
         out.write(encoder.encode(value))
         return
     if isinstance(value, dict):
@@ -132,7 +98,7 @@ def _encode(value: Any, out: _Chunks, cap: int, encoder: json.JSONEncoder) -> No
     group: list[Any] = []
     weight = 0
     for item in value:
-        w = _weight(item, cap)
+        w = count_values(item, cap)
         if w < cap:
             group.append(item)
             weight += w

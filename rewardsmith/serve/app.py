@@ -54,7 +54,7 @@ from rewardsmith.core.extras import require_extra
 from rewardsmith.core.tool_calls import text_parts
 from rewardsmith.integrations.named import NamedScores
 from rewardsmith.integrations.openrlhf import label_columns, openrlhf_answer, response_of
-from rewardsmith.serve.answer import dismantle, echo_object, encode_chunks
+from rewardsmith.serve.answer import echo_object, encode_chunks
 from rewardsmith.serve.body import (
     BodyError,
     Document,
@@ -65,6 +65,7 @@ from rewardsmith.serve.body import (
     read_document,
     texts_over,
 )
+from rewardsmith.serve.freeing import dismantle
 from rewardsmith.serve.metrics import ServerMetrics
 from rewardsmith.serve.nemo_gym import VERIFY_SINKS, verify_fields, verify_request
 from rewardsmith.serve.service import RewardService
@@ -137,8 +138,19 @@ class _Budget:
         self.held -= n
 
 
-async def _read_body(request: Any, settings: ServerSettings, budget: _Budget, taken: list[int]) -> bytearray:
-    """The body, within the size limit, the server's byte budget (``taken[0]``: bytes counted) and the time limit."""
+@dataclass
+class _Held:
+    """What one request holds while it is served: bytes counted in the server's budget, whether the body is big
+    (:class:`_BigBodies`), and its parsed document."""
+
+    bytes: int = 0
+    big: bool = False
+    document: Document | None = None
+
+
+async def _read_body(request: Any, settings: ServerSettings, budget: _Budget, taken: _Held) -> bytearray:
+    """The body, within the size limit, the server's byte budget (``taken.bytes``: bytes counted) and the time
+    limit."""
     limit = settings.max_body_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -148,8 +160,8 @@ async def _read_body(request: Any, settings: ServerSettings, budget: _Budget, ta
         async with asyncio.timeout(settings.body_timeout):
             async for chunk in request.stream():
                 budget.take(len(chunk))
-                taken[0] += len(chunk)
-                if taken[0] > limit:
+                taken.bytes += len(chunk)
+                if taken.bytes > limit:
                     raise _HTTPError(
                         413, f"the body is over the server's limit of {limit:,} bytes; send smaller batches"
                     )
@@ -183,30 +195,44 @@ def _parse_json(held: list[bytearray], settings: ServerSettings, endpoint: str) 
     sinks = None
     if endpoint == "/verify":  # (a message's text parts are joined as it is read: their sum is bounded too)
         sinks = {path: partial(sink, max_text=max_text, path=path) for path, sink in VERIFY_SINKS.items()}
+    document = None
     try:
         document = read_document(held.pop(), limit_for, max_depth, sinks, max_text)
         if endpoint == "/score":
             _check_messages(document.value, max_text)
-    except RecursionError:
-        raise _HTTPError(400, f"the body's JSON is nested too deeply (at most {max_depth} levels)") from None
-    except TooManyEntries as exc:
-        samples = f"more than {exc.limit:,}" if exc.count is None else f"{exc.count:,}"
-        raise _HTTPError(413, f"{'.'.join(exc.path)!r} has {samples} entries: the batch has {samples} samples, over "
-                         f"the server's limit of {exc.limit:,}; send smaller batches") from None  # fmt: skip
-    except TooManyValues as exc:
-        raise _HTTPError(413, f"{exc}; send fewer, longer values or smaller batches") from None
-    except TooLongText as exc:
-        limit = f"{exc.limit / 2**20:g} MiB"
-        advice = "send shorter texts, or raise it with 'rewardsmith serve --max-text-mb'"
-        message = f"{exc}, over the server's limit on one text (max_text_bytes, {limit}); {advice}"
-        raise _HTTPError(413, message) from None
-    except BodyError as exc:
-        raise _HTTPError(400, f"the body is not valid JSON ({exc}); send application/json") from None
-    if depth_over(document.value, max_depth):
-        raise _HTTPError(400, f"the body's JSON is nested deeper than {max_depth} levels; send flat values")
+        if depth_over(document.value, max_depth):
+            raise RecursionError
+    except (RecursionError, RewardsmithError) as exc:
+        error = _refusal(exc, settings)
+        if document is not None:  # freed here, a part at a time, not with the error on the event loop
+            dismantle(document.value)
+            document = None
+    else:
+        error = None
+    if error is not None:
+        raise error  # (outside the handler: the error holds no reference to the reader's frames)
     if endpoint != "/verify":
         document.raw = b""
     return document
+
+
+def _refusal(exc: BaseException, settings: ServerSettings) -> _HTTPError:
+    """The answer to a body the reader refused: 413 for what is over a limit, 400 for what is not JSON."""
+    if isinstance(exc, RecursionError):
+        return _HTTPError(400, f"the body's JSON is nested too deeply (at most {settings.max_depth} levels)")
+    if isinstance(exc, TooManyEntries):
+        samples = f"more than {exc.limit:,}" if exc.count is None else f"{exc.count:,}"
+        return _HTTPError(413, f"{'.'.join(exc.path)!r} has {samples} entries: the batch has {samples} samples, "
+                          f"over the server's limit of {exc.limit:,}; send smaller batches")  # fmt: skip
+    if isinstance(exc, TooManyValues):
+        return _HTTPError(413, f"{exc}; send fewer, longer values or smaller batches")
+    if isinstance(exc, TooLongText):
+        limit = f"{exc.limit / 2**20:g} MiB"
+        advice = "send shorter texts, or raise it with 'rewardsmith serve --max-text-mb'"
+        return _HTTPError(413, f"{exc}, over the server's limit on one text (max_text_bytes, {limit}); {advice}")
+    if isinstance(exc, BodyError):
+        return _HTTPError(400, f"the body is not valid JSON ({exc}); send application/json")
+    raise exc
 
 
 def _check_messages(body: Any, limit: int) -> None:
@@ -355,19 +381,23 @@ class _Handlers:
         if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), token.encode()):
             raise _HTTPError(401, "missing or wrong bearer token; send 'Authorization: Bearer <token>'")
 
-    async def body(self, request: Any, taken: list[int]) -> Document:
+    async def body(self, request: Any, taken: _Held) -> Document:
         """The request's JSON body, authorised, bounded, and parsed on a thread in steps the loop can interleave."""
         self.authorise(request)
         held = [await _read_body(request, self.settings, self.budget, taken)]
         if len(held[0]) >= _BIG_BODY:
             _BIG_BODIES.take()
-            taken[1] = 1
-        return await asyncio.to_thread(_parse_json, held, self.settings, request.url.path)
+            taken.big = True
+        taken.document = await asyncio.to_thread(_parse_json, held, self.settings, request.url.path)
+        return taken.document
 
-    def release(self, taken: list[int]) -> None:
-        """Give back what a request held: its bytes, and its part in :class:`_BigBodies`."""
-        self.budget.give(taken[0])
-        if taken[1]:
+    async def release(self, taken: _Held) -> None:
+        """Give back what a request held: its bytes, its values (a big body's freed off the loop, a part at a time,
+        however the request ended) and its part in :class:`_BigBodies`."""
+        self.budget.give(taken.bytes)
+        if taken.big:
+            if taken.document is not None and taken.document.value is not None:
+                await asyncio.to_thread(dismantle, taken.document.value)
             _BIG_BODIES.give()
 
     def samples(self, n: int) -> None:
@@ -413,7 +443,7 @@ class _Handlers:
         )
 
     async def score(self, request: Any) -> Any:
-        taken = [0, 0]
+        taken = _Held()
         try:
             keys = ("prompts", "completions", "columns", "rewards")
             body = _check_keys((await self.body(request, taken)).value, keys)
@@ -431,10 +461,10 @@ class _Handlers:
             await asyncio.to_thread(dismantle, garbage)
             return answer
         finally:
-            self.release(taken)
+            await self.release(taken)
 
     async def get_reward(self, request: Any) -> Any:
-        taken = [0, 0]
+        taken = _Held()
         try:
             body = (await self.body(request, taken)).value
             if not isinstance(body, dict):
@@ -454,7 +484,7 @@ class _Handlers:
             named = NamedScores(served.rewards, served.scores)
             return await _answer(openrlhf_answer(named, [ok for _, ok in split], self.settings.none_score))
         finally:
-            self.release(taken)
+            await self.release(taken)
 
     async def verify(self, request: Any) -> Any:
         """NeMo-Gym's resources-server verify (:mod:`rewardsmith.serve.nemo_gym`).
@@ -462,7 +492,7 @@ class _Handlers:
         The output items become messages as the body is read; the answer is the request's own text with the
         verify fields added (:func:`~rewardsmith.serve.answer.echo_object`), never the request written again.
         """
-        taken = [0, 0]
+        taken = _Held()
         try:
             document = await self.body(request, taken)
             try:
@@ -478,7 +508,7 @@ class _Handlers:
             fields = verify_fields(served.scores[0], reasons, components)
             return _Chunked(await asyncio.to_thread(echo_object, document, fields))
         finally:
-            self.release(taken)
+            await self.release(taken)
 
 
 async def _on_http_error(request: Any, exc: Exception) -> Any:

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from rewardsmith.core.errors import RewardsmithError
+from rewardsmith.serve.freeing import dismantle
 
 __all__ = [
     "WINDOW",
@@ -402,32 +403,38 @@ class _Reader:
         self.space()
         if self.take("]"):
             return self.spend(out) if sink is None else sink
-        while True:
-            start = self.b
-            self.in_sink += sink is not None
-            try:
-                item = self.value((*path, "[]"), depth + 1)
-            finally:
-                self.in_sink -= sink is not None
-            count += 1
-            if limit is not None and count > limit:
-                raise TooManyEntries(path, limit)
-            if sink is None:
-                out.append(item)
-            else:
-                if isinstance(item, (dict, list)) and self.deep(item, start, depth):
-                    raise RecursionError
-                sink.add(item)
-            del item
-            self.space()
-            if self.take(","):
+        item: Any = None
+        try:
+            while True:
+                start = self.b
+                self.in_sink += sink is not None
+                try:
+                    item = self.value((*path, "[]"), depth + 1)
+                finally:
+                    self.in_sink -= sink is not None
+                count += 1
+                if limit is not None and count > limit:
+                    raise TooManyEntries(path, limit)
+                if sink is None:
+                    out.append(item)
+                else:
+                    if isinstance(item, (dict, list)) and self.deep(item, start, depth):
+                        raise RecursionError
+                    sink.add(item)
+                item = None
                 self.space()
-            elif self.take("]"):
-                if sink is None and not self.in_sink:
-                    self.spent += sys.getsizeof(out)  # the list itself (its entries are counted)
-                return out if sink is None else sink
-            else:
-                raise self.fail("expected ',' or ']'")
+                if self.take(","):
+                    self.space()
+                elif self.take("]"):
+                    if sink is None and not self.in_sink:
+                        self.spent += sys.getsizeof(out)  # the list itself (its entries are counted)
+                    return out if sink is None else sink
+                else:
+                    raise self.fail("expected ',' or ']'")
+        except BaseException:  # what was built is freed a part at a time, not with the error (see freeing)
+            for value in (out, item, sink):
+                dismantle(value)
+            raise
 
     def deep(self, item: Any, start: int, depth: int) -> bool:
         """Whether ``item`` (read from ``start`` on, in a list at ``depth``) nests deeper than the limit allows;
@@ -443,27 +450,31 @@ class _Reader:
         self.space()
         if self.take("}"):
             return self.spend(out)
-        while True:
-            if not self.window.startswith('"', self.c):
-                raise self.fail("expected a property name in double quotes")
-            start = self.b
-            key = self.spend(self.scalar(path))
-            self.space()
-            if not self.take(":"):
-                raise self.fail("expected ':'")
-            self.space()
-            out[key] = self.value((*path, key), depth + 1)
-            if not path:
-                self.members.append((key, start, self.b))
-            self.space()
-            if self.take(","):
+        try:
+            while True:
+                if not self.window.startswith('"', self.c):
+                    raise self.fail("expected a property name in double quotes")
+                start = self.b
+                key = self.spend(self.scalar(path))
                 self.space()
-            elif self.take("}"):
-                if not self.in_sink:
-                    self.spent += sys.getsizeof(out)  # the object itself (its keys and values are counted)
-                return out
-            else:
-                raise self.fail("expected ',' or '}'")
+                if not self.take(":"):
+                    raise self.fail("expected ':'")
+                self.space()
+                out[key] = self.value((*path, key), depth + 1)
+                if not path:
+                    self.members.append((key, start, self.b))
+                self.space()
+                if self.take(","):
+                    self.space()
+                elif self.take("}"):
+                    if not self.in_sink:
+                        self.spent += sys.getsizeof(out)  # the object itself (its keys and values are counted)
+                    return out
+                else:
+                    raise self.fail("expected ',' or '}'")
+        except BaseException:
+            dismantle(out)
+            raise
 
 
 def _no_limit(path: tuple[str, ...]) -> int | None:
