@@ -10,17 +10,22 @@ r"""Answer forms compared before math-verify: choice letters, inequalities as in
 * :func:`renamed_variable`: ``f(y) = 1`` is ``f(x) = 1`` when the reference
   names the variable ``x`` (a function's argument is a dummy);
 * :func:`without_unit`: ``12cm``, ``5 \text{ inches}``, ``45 degrees``: the
-  number, when a common unit follows it.
+  number, when a common unit follows it;
+* :func:`form_mismatch`: an answer equal in value but not in the form the problem
+  asks for (``-\frac{58}{87}`` for "a simplified common fraction", ``10.5\pi`` for
+  "a common fraction") is not the answer asked for.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
 __all__ = [
     "choice_letters",
     "flattened",
+    "form_mismatch",
     "interval_form",
     "list_parts",
     "multiplied",
@@ -164,6 +169,74 @@ def ordered_prompt(prompt: str | None) -> bool:
     (True, True)
     """
     return not (prompt and _UNORDERED.search(prompt))
+
+
+#: The forms a problem may ask its answer in: what the form is called, how the problem asks for it, and what
+#: breaks it (a number with a decimal point, a fraction of integers not in lowest terms, any fraction of integers).
+_ASKED_FORMS = (
+    (
+        "a fraction in lowest terms",
+        re.compile(
+            r"\bcommon\s{1,3}fractions?\b|\b(?:simplified|simplest|reduced)\s{1,3}fractions?\b|\blowest\s{1,3}terms\b"
+            r"|\bsimplest\s{1,3}form\b",
+            re.IGNORECASE,
+        ),
+        ("decimal", "unreduced"),
+    ),
+    (
+        "simplest radical form",
+        re.compile(r"\bsimplest\s{1,3}radical\s{1,3}form\b", re.IGNORECASE),
+        ("decimal", "unreduced"),
+    ),
+    ("a decimal", re.compile(r"\b(?:as|in)\s{1,3}(?:a\s{1,3})?decimals?\b", re.IGNORECASE), ("fraction",)),
+)
+_DECIMAL = re.compile(r"(?<![\w.])\d*\.\d")
+_INTEGER_FRACTION = re.compile(
+    r"\\[dt]?frac\s{0,3}\{\s{0,3}(\d{1,12})\s{0,3}\}\s{0,3}\{\s{0,3}(\d{1,12})\s{0,3}\}"
+    r"|\\[dt]?frac(\d)(\d)|(?<![\w.^/])(\d{1,12})\s{0,3}/\s{0,3}(\d{1,12})(?![\w.])"
+)
+
+
+def _breaks(text: str, breaks: tuple[str, ...]) -> str | None:
+    """What in ``text`` breaks a form (``decimal``, ``unreduced``, ``fraction``), or ``None``."""
+    if "decimal" in breaks and _DECIMAL.search(text):
+        return "a decimal"
+    for match in _INTEGER_FRACTION.finditer(text):
+        numerator, denominator = (int(g) for g in match.groups() if g is not None)
+        if "fraction" in breaks:
+            return "a fraction"
+        if "unreduced" in breaks and denominator and (math.gcd(numerator, denominator) > 1 or denominator == 1):
+            return "a fraction not in lowest terms"
+    return None
+
+
+def form_mismatch(answer: str, prompt: str | None, reference: str) -> str | None:
+    r"""Why ``answer`` is not in the form ``prompt`` asks for, or ``None`` (also when the reference is not in it).
+
+    An answer equal to the reference in value is still wrong when the problem asks for a form it is not in:
+    a common fraction (lowest terms, no decimal point), simplest radical form (no decimal), a decimal (no
+    fraction of integers).
+
+    >>> asked = "What is $x$? Express your answer as a simplified common fraction."
+    >>> print(form_mismatch(r"-\frac{58}{87}", asked, r"-\dfrac{2}{3}"))
+    the problem asks for a fraction in lowest terms; -\frac{58}{87} is a fraction not in lowest terms
+    >>> print(form_mismatch(r"10.5\pi", r"Express it as a common fraction in terms of $\pi$.", r"\frac{21}{2}\pi"))
+    the problem asks for a fraction in lowest terms; 10.5\pi is a decimal
+    >>> form_mismatch(r"\frac{2}{3}", asked, r"\frac{2}{3}"), form_mismatch("0.5", "Find $x$.", "1/2")
+    (None, None)
+    >>> form_mismatch("1/4", "Express your answer as a decimal.", "0.25")
+    'the problem asks for a decimal; 1/4 is a fraction'
+    >>> form_mismatch("1/4", "Express your answer as a decimal or a common fraction.", "0.25") is None
+    True
+    """
+    asked = [(name, breaks) for name, pattern, breaks in _ASKED_FORMS if prompt and pattern.search(prompt)]
+    if len({"fraction" in breaks for _, breaks in asked}) != 1:  # none asked, or a decimal or a fraction
+        return None
+    for name, breaks in asked:
+        broken = _breaks(answer, breaks)
+        if broken and not _breaks(reference, breaks):
+            return f"the problem asks for {name}; {answer[:60]} is {broken}"
+    return None
 
 
 _UNITS = {

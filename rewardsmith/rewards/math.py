@@ -16,6 +16,8 @@ Several answers in order against a reference that lists as many values
 (``p = \\boxed{3}``, ``q = \\boxed{5}`` against ``3, 5``) are one multi-part answer.
 Choice letters, inequalities against intervals, ordered lists and units are
 compared in ``_equivalence``; the comparison itself (exact checks, math-verify, caches) is in ``_mathcheck``.
+An equal value in another form than the prompt asks for ("Express your answer as a common fraction":
+``\\frac{6}{8}``, ``0.75``) scores 0 (``_equivalence.form_mismatch``).
 
 The reference comes from the ``answer`` column (``solution`` is used when
 there is no ``answer`` column; a worked solution's last ``\\boxed{}`` or
@@ -60,7 +62,7 @@ from rewardsmith.rewards._answers import alternatives, math_spans
 from rewardsmith.rewards._containers import (
     check_answer_settings,
 )
-from rewardsmith.rewards._equivalence import multiplied, ordered_prompt, without_unit
+from rewardsmith.rewards._equivalence import form_mismatch, multiplied, ordered_prompt, without_unit
 from rewardsmith.rewards._latex import is_prose
 from rewardsmith.rewards._math_answers import final_math_answers, read_final_answers
 from rewardsmith.rewards._mathcheck import (
@@ -270,4 +272,7 @@ class MathAccuracy(Reward):
         if verdict is None:
             return None
         ok, how = verdict
+        broken = form_mismatch(last, prompt_text, gold) if ok else None
+        if broken:  # the value asked for, not in the form asked for
+            return RewardResult(0.0, f"predicted {short(last)} ({where}): {broken}")
         return RewardResult(1.0 if ok else 0.0, f"predicted {short(last)} ({where}), reference {short(gold)}: {how}")
