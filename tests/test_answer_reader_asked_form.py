@@ -57,3 +57,16 @@ def test_a_chat_prompt_asks_for_its_form_too():
 def test_the_reason_names_the_form():
     result = ACC.check(r"$\boxed{\frac{6}{8}}$", answer=r"\frac{3}{4}", prompt=FRACTION)
     assert result.score == 0.0 and "asks for a fraction in lowest terms" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("completion", "expected"),
+    [
+        (r"$\boxed{\frac{3}{4} = 0.75}$", 1.0),
+        (r"$\boxed{0.75 = \frac{3}{4}}$", 1.0),
+        (r"$\boxed{0.75 \approx \frac{6}{8}}$", 0.0),
+        (r"$\boxed{x = 0.75}$", 0.0),
+    ],
+)
+def test_an_answer_in_the_form_asked_and_another_is_in_the_form(completion, expected):
+    assert ACC(completions=[completion], answer=[r"\frac{3}{4}"], prompts=[FRACTION])[0] == expected

@@ -191,6 +191,7 @@ _ASKED_FORMS = (
     ("a decimal", re.compile(r"\b(?:as|in)\s{1,3}(?:a\s{1,3})?decimals?\b", re.IGNORECASE), ("fraction",)),
 )
 _DECIMAL = re.compile(r"(?<![\w.])\d*\.\d")
+_EQUALS = re.compile(r"=|\\approx|\\equiv")
 _INTEGER_FRACTION = re.compile(
     r"\\[dt]?frac\s{0,3}\{\s{0,3}(\d{1,12})\s{0,3}\}\s{0,3}\{\s{0,3}(\d{1,12})\s{0,3}\}"
     r"|\\[dt]?frac(\d)(\d)|(?<![\w.^/])(\d{1,12})\s{0,3}/\s{0,3}(\d{1,12})(?![\w.])"
@@ -228,14 +229,18 @@ def form_mismatch(answer: str, prompt: str | None, reference: str) -> str | None
     'the problem asks for a decimal; 1/4 is a fraction'
     >>> form_mismatch("1/4", "Express your answer as a decimal or a common fraction.", "0.25") is None
     True
+    >>> form_mismatch(r"x = 0.75 = \frac{3}{4}", asked, "3/4"), form_mismatch("x = 0.75", asked, "3/4")
+    (None, 'the problem asks for a fraction in lowest terms; x = 0.75 is a decimal')
     """
     asked = [(name, breaks) for name, pattern, breaks in _ASKED_FORMS if prompt and pattern.search(prompt)]
     if len({"fraction" in breaks for _, breaks in asked}) != 1:  # none asked, or a decimal or a fraction
         return None
+    # an answer stating its value in several forms (``\frac{3}{4} = 0.75``) is in the form if one of them is
+    values = [part for part in _EQUALS.split(answer) if any(c.isdigit() for c in part)] or [answer]
     for name, breaks in asked:
-        broken = _breaks(answer, breaks)
-        if broken and not _breaks(reference, breaks):
-            return f"the problem asks for {name}; {answer[:60]} is {broken}"
+        broken = [_breaks(value, breaks) for value in values]
+        if all(broken) and not _breaks(reference, breaks):
+            return f"the problem asks for {name}; {answer[:60]} is {broken[-1]}"
     return None
 
 
