@@ -58,7 +58,9 @@ def _wheelhouse() -> Path:
 
 
 def _run(args: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(args, capture_output=True, text=True, timeout=600, **kwargs)
+    # the fresh environment alone: a PYTHONPATH pointing at a checkout would import it instead of the wheel
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    return subprocess.run(args, capture_output=True, text=True, timeout=600, env=env, **kwargs)
 
 
 @pytest.fixture(scope="module")
