@@ -89,3 +89,32 @@ def test_dismantle_empties_what_nothing_else_holds_and_leaves_the_rest():
     values = {"a": [[i] for i in range(20_000)], "b": shared}
     dismantle(values)
     assert values == {} and len(shared) == 10_000
+
+
+def test_a_big_bodys_values_are_emptied_when_its_request_fails_on_the_loop(monkeypatch):
+    """A request refused after its body was parsed (here 'completions' is not a list) leaves its values emptied,
+    off the loop, instead of to whoever drops the handler's frame."""
+    from starlette.testclient import TestClient
+
+    from rewardsmith.serve import RewardService, create_app
+    from rewardsmith.serve import app as server
+
+    parsed = []
+
+    def parse_and_keep(*args):
+        document = _parse_json(*args)
+        parsed.append(document)
+        return document
+
+    monkeypatch.setattr(server, "_parse_json", parse_and_keep)
+    body = {"completions": "not a list", "extra": [f"{i:020d}" for i in range(60_000)]}  # 1.4 MB
+    app = create_app(RewardService.from_spec("think_format"), ServerSettings())
+    with TestClient(app, raise_server_exceptions=False) as client:
+        response = client.post(
+            "/score", content=json.dumps(body).encode(), headers={"content-type": "application/json"}
+        )
+        small = client.post("/score", json={"completions": "not a list", "extra": [[1]]})
+    assert response.status_code == small.status_code == 400, response.text
+    big, little = parsed
+    assert count_values(big.value, 10_000) < 10  # emptied (it held 60,000 values)
+    assert little.value == {"completions": "not a list", "extra": [[1]]}  # a small body is left to the collector
