@@ -451,9 +451,10 @@ def _config_targets(
     """Each reward a config trains (or evaluates) with, built as it builds them, on its data and prompts."""
     from rewardsmith.config import import_modules
     from rewardsmith.config.rewards import config_rewards
+    from rewardsmith.train import training_tokenizer
 
     import_modules(list(imports or []))
-    found = config_rewards(config)
+    found = config_rewards(config, model_tokenizer=training_tokenizer)  # tokens counted as eval counts them
     data = dict(found.dataset or {})
     source = dataset or data.get("source")
     if source is None:

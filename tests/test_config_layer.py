@@ -345,3 +345,28 @@ def test_a_reward_file_beside_the_config_is_found_by_every_front_end_from_any_fo
     assert expected[0] == ["think_format", "says_two"]
     assert _check_view(path) == expected
     assert _serve_view(path) == _adapter_view(path) == expected[:2]
+
+
+def test_every_front_end_counts_tokens_with_the_training_models_tokenizer(folder):
+    """Completions scored from text have no token ids: check, serve and the adapters give open-r1's cosine the
+    tokenizer of the model the config trains, as eval does (before, only eval did; the others failed each row)."""
+    from rewardsmith.config.rewards import config_rewards
+    from rewardsmith.train import training_tokenizer
+
+    path = _write(folder, RECIPE.replace("repetition_penalty]", "repetition_penalty, cosine]").replace(
+        "[1.0, 1.0, 1.0, 0.5]", "[1.0, 1.0, 1.0, 0.5, 1.0]") + "cosine_max_len: 50\n")  # fmt: skip
+    kwargs = load_eval_config(path, {"completions_column": "reply", "output_dir": str(folder / "out")})
+    tokenizer = next(e for e in kwargs["rewards"] if isinstance(e, dict) and e.get("as") == "cosine")["kwargs"]
+    assert Path(tokenizer["tokenizer"]).is_dir()  # the built tiny model's folder
+    fronts = {
+        "check": config_rewards(path, model_tokenizer=training_tokenizer).rewards,
+        "serve": RewardService.from_spec(str(path)).rewards,
+        "adapters": rewards_for(str(path))[0],
+    }
+    for front, made in fronts.items():
+        cosine = next(r for r in made if r.name == "cosine")
+        assert cosine.tokenizer == tokenizer["tokenizer"], front
+    out = folder / "check"
+    result = _cli("check", "cosine", "--config", path, "--output-dir", out, "--no-progress", "--families", "")
+    report = json.loads((out / "check.json").read_text())
+    assert report["cost"]["errors"] == 0, result.output

@@ -189,13 +189,16 @@ class ConfigSpec:
     not given); ``imports``: resolved from the config's folder; ``dataset``:
     :func:`~rewardsmith.data.prepare_dataset`'s arguments for the data the
     rewards are scored on (the training split of a training config), or
-    ``None`` when the config names none.
+    ``None`` when the config names none; ``model``: the ``model:`` a training config trains (as written), else
+    ``None``; ``base``: the config's folder.
     """
 
     rewards: Any = None
     weights: Any = None
     imports: list[Any] = field(default_factory=list)
     dataset: dict[str, Any] | None = None
+    model: Any = None
+    base: Path | None = None
 
 
 def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
@@ -239,7 +242,7 @@ def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
         rewards = resolve_reward_paths(rewards, config.base)  # as training finds them
     if training and dataset is not None:
         dataset.setdefault("split", "train")  # what training reads when the config names no split
-    return ConfigSpec(rewards, weights, imports, dataset)
+    return ConfigSpec(rewards, weights, imports, dataset, data.get("model") if training else None, config.base)
 
 
 def resolve_reward_paths(rewards: Any, base: Path) -> Any:

@@ -11,6 +11,7 @@ reward names.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,16 @@ from typing import Any
 from rewardsmith.compose.config import rewards_from_config, rewards_with_problems
 from rewardsmith.config.imports import import_modules
 from rewardsmith.config.read import ConfigFile, config_spec, read_config
+from rewardsmith.config.tokens import with_tokenizer
 from rewardsmith.core.errors import RewardConfigError
 from rewardsmith.core.problems import ConfigProblems
 from rewardsmith.core.reward import Reward
 
-__all__ = ["ConfigRewards", "config_rewards", "rewards_from_spec"]
+__all__ = ["ConfigRewards", "ModelTokenizer", "config_rewards", "rewards_from_spec"]
+
+#: ``f(model, folder)``: the tokenizer (a folder or Hub id) of a training config's ``model:`` section as written,
+#: the config's folder given for relative paths.
+ModelTokenizer = Callable[[Any, Path | None], str | None]
 
 
 @dataclass
@@ -34,12 +40,16 @@ class ConfigRewards:
     dataset: dict[str, Any] | None
 
 
-def config_rewards(config: str | os.PathLike[str] | ConfigFile) -> ConfigRewards:
+def config_rewards(
+    config: str | os.PathLike[str] | ConfigFile, *, model_tokenizer: ModelTokenizer | None = None
+) -> ConfigRewards:
     """The rewards, weights and dataset of a config file (imports done); every problem reported at once.
 
     Problems of the file, of its translation, of its imports and of each
     reward entry are raised together (a :class:`~rewardsmith.core.problems.ConfigError`),
-    before any reward runs.
+    before any reward runs. With ``model_tokenizer`` (``f(model, folder) -> path``; the front ends pass
+    :func:`rewardsmith.evaluation.from_training.training_tokenizer`), rewards that count tokens in a training
+    config count them with its model's tokenizer (:mod:`rewardsmith.config.tokens`), as ``rewardsmith eval`` does.
 
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "run.yaml"
@@ -59,14 +69,26 @@ def config_rewards(config: str | os.PathLike[str] | ConfigFile) -> ConfigRewards
         )
     rewards: list[Reward] = []
     weights: list[float] | None = None
-    if import_modules(found.imports, problems) and found.rewards is not None:
-        rewards, weights = rewards_with_problems(found.rewards, found.weights, problems)
+    entries = found.rewards
+    if model_tokenizer is not None and found.model is not None and isinstance(entries, list):
+        model, base = found.model, found.base
+
+        def tokenizer() -> str | None:
+            with problems.check():
+                return model_tokenizer(model, base)
+            return None
+
+        entries = with_tokenizer(entries, tokenizer)
+    if import_modules(found.imports, problems) and entries is not None:
+        rewards, weights = rewards_with_problems(entries, found.weights, problems)
     problems.raise_if_any()
     assert weights is not None
     return ConfigRewards(rewards, weights, found.dataset)
 
 
-def rewards_from_spec(spec: str | Path) -> tuple[list[Reward], list[float]]:
+def rewards_from_spec(
+    spec: str | Path, *, model_tokenizer: ModelTokenizer | None = None
+) -> tuple[list[Reward], list[float]]:
     """The rewards and weights a config file (``.yaml``/``.yml``/``.json``) or a list of names describes.
 
     >>> rewards, weights = rewards_from_spec("think_format,gsm8k_accuracy")
@@ -80,5 +102,5 @@ def rewards_from_spec(spec: str | Path) -> tuple[list[Reward], list[float]]:
     text = str(spec).strip()
     if not (text.endswith((".yaml", ".yml", ".json")) or Path(text).expanduser().is_file()):
         return rewards_from_config(text)
-    found = config_rewards(text)
+    found = config_rewards(text, model_tokenizer=model_tokenizer)
     return found.rewards, found.weights

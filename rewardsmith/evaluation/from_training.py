@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.config.read import EVAL_KEYS, dataset_arguments, training_part
+from rewardsmith.config.tokens import with_tokenizer
 from rewardsmith.core.problems import ConfigProblems
 
 __all__ = ["eval_from_training"]
@@ -44,43 +45,6 @@ def _with_weights(rewards: list[Any], weights: list[float] | None, problems: Con
     return out
 
 
-def _tokens_counted_by_the_model(rewards: list[Any], model: Any, problems: ConfigProblems) -> list[Any]:
-    """Rewards that measure length in tokens count them with the training model's tokenizer.
-
-    In training TRL passes each completion's token ids; completions from a
-    column of text have none, so ``cosine_length``, ``soft_overlong`` and the
-    like are given the model the config trains (its tokenizer) unless their
-    entry names a tokenizer or another unit.
-    """
-    from rewardsmith.core.errors import RewardsmithError
-    from rewardsmith.core.registry import find_target
-
-    path = None
-    out = []
-    for entry in rewards:
-        name = entry if isinstance(entry, str) else entry.get("name") if isinstance(entry, dict) else None
-        kwargs = entry.get("kwargs") or {} if isinstance(entry, dict) else {}
-        try:
-            fields = getattr(find_target(name), "__dataclass_fields__", {}) if isinstance(name, str) else {}
-        except RewardsmithError:
-            fields = {}  # an unknown reward: reported when the job is checked
-        tokens = "unit" in fields and kwargs.get("unit", fields["unit"].default) == "tokens"
-        if model is not None and tokens and "tokenizer" in fields and kwargs.get("tokenizer") is None:
-            if path is None:
-                from rewardsmith.train.model import model_path
-                from rewardsmith.train.plan import cache_dir
-
-                with problems.check():
-                    path = model_path(model, cache_dir())
-            if path is not None:
-                entry = {
-                    **({"name": entry} if isinstance(entry, str) else entry),
-                    "kwargs": {**kwargs, "tokenizer": path},
-                }
-        out.append(entry)
-    return out
-
-
 def eval_from_training(data: dict[str, Any], base: Path | None, problems: ConfigProblems) -> dict[str, Any]:
     """The evaluation config a training config implies (its problems recorded in ``problems``).
 
@@ -97,7 +61,19 @@ def eval_from_training(data: dict[str, Any], base: Path | None, problems: Config
     out: dict[str, Any] = dict(own)
     if sections.rewards is not None:
         rewards = _with_weights(list(sections.rewards), sections.reward_weights, problems)
-        out["rewards"] = _tokens_counted_by_the_model(rewards, sections.model, problems)
+        model = sections.model
+        if model is not None:  # completions scored from text have no token ids: the model's tokenizer counts them
+
+            def tokenizer() -> str | None:
+                from rewardsmith.train.model import model_path
+                from rewardsmith.train.plan import cache_dir
+
+                with problems.check():
+                    return model_path(model, cache_dir())
+                return None
+
+            rewards = with_tokenizer(rewards, tokenizer)
+        out["rewards"] = rewards
     if sections.dataset is not None and sections.dataset.mix:
         problems.add("the training config's dataset.mix cannot be evaluated as one job; evaluate each part")
     elif sections.dataset is not None:

@@ -52,7 +52,9 @@ def rewards_for(
     key = str(spec)
     with _LOCK:
         if key not in _CACHE:
-            _CACHE[key] = rewards_from_spec(key)
+            from rewardsmith.train import training_tokenizer
+
+            _CACHE[key] = rewards_from_spec(key, model_tokenizer=training_tokenizer)  # tokens: the model's tokenizer
         return _CACHE[key]
 
 

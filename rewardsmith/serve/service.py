@@ -220,5 +220,7 @@ def load_service(spec: str | Path) -> RewardService:
     ...
     rewardsmith.core.errors.UnknownRewardError: rewards[0]: unknown reward 'think_fromat'. ...
     """
-    rewards, weights = rewards_from_spec(spec)
+    from rewardsmith.train import training_tokenizer
+
+    rewards, weights = rewards_from_spec(spec, model_tokenizer=training_tokenizer)  # tokens: the model's tokenizer
     return RewardService(rewards, weights)

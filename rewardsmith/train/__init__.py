@@ -7,6 +7,7 @@ Imported lazily: importing ``rewardsmith.train`` loads neither torch nor TRL.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "load_config",
     "plan_training",
     "run",
+    "training_tokenizer",
 ]
 
 _WHERE = {
@@ -32,6 +34,17 @@ _WHERE = {
     "SilentRewardError": "rewardsmith.health.monitor",
     "run": "rewardsmith.train.recipe",
 }
+
+
+def training_tokenizer(model: Any, base: Path | None) -> str | None:
+    """The tokenizer (a folder or Hub id) of a training config's ``model:`` section, for rewards that count
+    tokens in text (see :func:`rewardsmith.train.model.training_tokenizer`; importing this loads nothing more)."""
+    from rewardsmith.core.extras import require_extra
+
+    require_extra("train", "counting tokens with the model a training config trains")
+    from rewardsmith.train.model import training_tokenizer as resolve
+
+    return resolve(model, base)
 
 
 def __getattr__(name: str) -> Any:

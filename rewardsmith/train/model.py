@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rewardsmith.core.problems import ConfigError, ConfigProblems
-from rewardsmith.train.builtin_models import resolve_model
-from rewardsmith.train.config import TINY_MODEL, ModelSettings
+from rewardsmith.train.builtin_models import cache_dir, resolve_model
+from rewardsmith.train.config import TINY_MODEL, ModelSettings, read_sections
 from rewardsmith.train.hub import hub_offline, hub_unreachable
 
 __all__ = ["check_attention", "check_model", "load_model_and_tokenizer", "lora_config", "model_path"]
@@ -37,6 +37,18 @@ def model_path(settings: ModelSettings, cache_dir: Path) -> str:
     if settings.tiny:
         raise ConfigError(f"model.tiny sets how builtin:tiny is built; {settings.name_or_path!r} takes none")
     return resolve_model(settings.name_or_path, settings.gguf_file, cache_dir)
+
+
+def training_tokenizer(model: Any, base: Path | None) -> str | None:
+    """The folder (or Hub id) of the model a training config's ``model:`` names, as written: the tokenizer that
+    counts tokens for rewards scoring text (a built-in model is built or converted once, as training does);
+    ``None`` when the section is not valid (training reports why).
+
+    >>> training_tokenizer("Qwen/Qwen2.5-0.5B-Instruct", None), training_tokenizer({"name_or_pth": "m"}, None)
+    ('Qwen/Qwen2.5-0.5B-Instruct', None)
+    """
+    settings = read_sections({"model": model}, base, None, ConfigProblems()).model
+    return None if settings is None else model_path(settings, cache_dir())
 
 
 def _auto_config(path: str, settings: ModelSettings) -> Any:
