@@ -48,7 +48,7 @@ def config_rewards(
     Problems of the file, of its translation, of its imports and of each
     reward entry are raised together (a :class:`~rewardsmith.core.problems.ConfigError`),
     before any reward runs. With ``model_tokenizer`` (``f(model, folder) -> path``; the front ends pass
-    :func:`rewardsmith.evaluation.from_training.training_tokenizer`), rewards that count tokens in a training
+    :func:`rewardsmith.train.training_tokenizer`), rewards that count tokens in a training
     config count them with its model's tokenizer (:mod:`rewardsmith.config.tokens`), as ``rewardsmith eval`` does.
 
     >>> import tempfile
