@@ -190,7 +190,7 @@ class ConfigSpec:
     :func:`~rewardsmith.data.prepare_dataset`'s arguments for the data the
     rewards are scored on (the training split of a training config), or
     ``None`` when the config names none; ``model``: the ``model:`` a training config trains (as written), else
-    ``None``; ``base``: the config's folder.
+    ``None``.
     """
 
     rewards: Any = None
@@ -198,7 +198,6 @@ class ConfigSpec:
     imports: list[Any] = field(default_factory=list)
     dataset: dict[str, Any] | None = None
     model: Any = None
-    base: Path | None = None
 
 
 def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
@@ -242,7 +241,7 @@ def config_spec(config: ConfigFile, problems: ConfigProblems) -> ConfigSpec:
         rewards = resolve_reward_paths(rewards, config.base)  # as training finds them
     if training and dataset is not None:
         dataset.setdefault("split", "train")  # what training reads when the config names no split
-    return ConfigSpec(rewards, weights, imports, dataset, data.get("model") if training else None, config.base)
+    return ConfigSpec(rewards, weights, imports, dataset, data.get("model") if training else None)
 
 
 def resolve_reward_paths(rewards: Any, base: Path) -> Any:

@@ -71,7 +71,7 @@ def config_rewards(
     weights: list[float] | None = None
     entries = found.rewards
     if model_tokenizer is not None and found.model is not None and isinstance(entries, list):
-        model, base = found.model, found.base
+        model, base = found.model, config.base
 
         def tokenizer() -> str | None:
             with problems.check():
