@@ -195,7 +195,7 @@ def _parse_json(held: list[bytearray], settings: ServerSettings, endpoint: str) 
     sinks = None
     if endpoint == "/verify":  # (a message's text parts are joined as it is read: their sum is bounded too)
         sinks = {path: partial(sink, max_text=max_text, path=path) for path, sink in VERIFY_SINKS.items()}
-    document = None
+    document = error = None
     try:
         document = read_document(held.pop(), limit_for, max_depth, sinks, max_text)
         if endpoint == "/score":
@@ -207,8 +207,6 @@ def _parse_json(held: list[bytearray], settings: ServerSettings, endpoint: str) 
         if document is not None:  # freed here, a part at a time, not with the error on the event loop
             dismantle(document.value)
             document = None
-    else:
-        error = None
     if error is not None:
         raise error  # (outside the handler: the error holds no reference to the reader's frames)
     if endpoint != "/verify":
